@@ -1,0 +1,49 @@
+"""Facts every part of the platform shares: labels, taints, tags and pinned versions.
+
+Each fact is defined once here and imported by every consumer (launch template, managed node
+group, NodePool, NodeOverlay, device plugin, demo workload, tests, policy pack).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+PROJECT: Final = "gpu-platform"
+
+# --- GPU node identity -------------------------------------------------------------------
+# Label and taint carried by every GPU node, whoever launched it (managed node group or Karpenter).
+GPU_LABEL_KEY: Final = "nvidia.com/gpu"
+GPU_LABEL_VALUE: Final = "true"
+GPU_TAINT_KEY: Final = "nvidia.com/gpu"
+GPU_TAINT_VALUE: Final = "true"
+GPU_TAINT_EFFECT: Final = "NoSchedule"
+# The EKS API spells taint effects in upper snake case.
+GPU_TAINT_EFFECT_EKS: Final = "NO_SCHEDULE"
+GPU_RESOURCE: Final = "nvidia.com/gpu"
+
+# Selects the device-plugin sharing profile a GPU node runs (one DaemonSet per profile).
+SHARING_PROFILE_LABEL_KEY: Final = "gpu-platform.io/gpu-sharing"
+# Marks the small system node group where controllers (Karpenter, CoreDNS) run.
+SYSTEM_NODE_LABEL_KEY: Final = "gpu-platform.io/node-role"
+SYSTEM_NODE_LABEL_VALUE: Final = "system"
+
+# --- Discovery -----------------------------------------------------------------------------
+# Karpenter finds subnets and the node security group by this tag (value: the cluster name).
+KARPENTER_DISCOVERY_TAG: Final = "karpenter.sh/discovery"
+
+# --- Pinned versions -------------------------------------------------------------------------
+KARPENTER_VERSION: Final = "1.14.1"
+KARPENTER_CHART_REPO: Final = "oci://public.ecr.aws/karpenter"
+KARPENTER_NAMESPACE: Final = "kube-system"
+KARPENTER_SERVICE_ACCOUNT: Final = "karpenter"
+# AL2023 EKS AMI release; Karpenter picks the NVIDIA variant for GPU instance types.
+# Pinned (not @latest) so an AMI release never drifts every GPU node at once.
+AL2023_AMI_RELEASE: Final = "v20260724"
+DEVICE_PLUGIN_IMAGE: Final = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+
+GPU_TAINT: Final = {"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": GPU_TAINT_EFFECT}
+
+
+def gpu_node_labels(sharing_profile: str) -> dict[str, str]:
+    """Labels every GPU node carries: the GPU label and the device-plugin sharing profile it runs."""
+    return {GPU_LABEL_KEY: GPU_LABEL_VALUE, SHARING_PROFILE_LABEL_KEY: sharing_profile}

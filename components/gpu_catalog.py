@@ -1,0 +1,80 @@
+"""NVIDIA GPU instance types this platform knows, with their physical GPU count.
+
+Used to reject non-GPU instance types at settings time and for the sharing capacity math
+(physical GPUs x sharing replicas) behind the NodeOverlays and the synth summary.
+Source: the EC2 accelerated-computing instance type pages (GPU counts per size).
+"""
+
+from __future__ import annotations
+
+from typing import Final, NamedTuple
+
+
+class GpuModel(NamedTuple):
+    name: str  # karpenter.k8s.aws/instance-gpu-name
+    memory_mib: int  # per GPU
+
+
+T4: Final = GpuModel("t4", 16384)
+A10G: Final = GpuModel("a10g", 24576)
+L4: Final = GpuModel("l4", 23034)
+L40S: Final = GpuModel("l40s", 46068)
+A100: Final = GpuModel("a100", 40960)
+H100: Final = GpuModel("h100", 81920)
+
+# family -> (model, {size: (physical GPUs, pods the VPC CNI can address without prefix delegation)})
+# ENI pod limits follow amazon-eks-ami eni-max-pods.txt (ENIs x (IPv4 per ENI - 1) + 2).
+_FAMILIES: Final[dict[str, tuple[GpuModel, dict[str, tuple[int, int]]]]] = {
+    "g4dn": (T4, {
+        "xlarge": (1, 29), "2xlarge": (1, 29), "4xlarge": (1, 29), "8xlarge": (1, 58),
+        "16xlarge": (1, 58), "12xlarge": (4, 234), "metal": (8, 737),
+    }),
+    "g5": (A10G, {
+        "xlarge": (1, 58), "2xlarge": (1, 58), "4xlarge": (1, 234), "8xlarge": (1, 234),
+        "16xlarge": (1, 234), "12xlarge": (4, 737), "24xlarge": (4, 737), "48xlarge": (8, 345),
+    }),
+    "g6": (L4, {
+        "xlarge": (1, 58), "2xlarge": (1, 58), "4xlarge": (1, 234), "8xlarge": (1, 234),
+        "16xlarge": (1, 737), "12xlarge": (4, 234), "24xlarge": (4, 737), "48xlarge": (8, 737),
+    }),
+    "g6e": (L40S, {
+        "xlarge": (1, 58), "2xlarge": (1, 58), "4xlarge": (1, 234), "8xlarge": (1, 234),
+        "16xlarge": (1, 737), "12xlarge": (4, 737), "24xlarge": (4, 737), "48xlarge": (8, 737),
+    }),
+    "p4d": (A100, {"24xlarge": (8, 737)}),
+    "p5": (H100, {"48xlarge": (8, 100)}),
+}  # fmt: skip
+
+GPU_FAMILIES: Final = tuple(sorted(_FAMILIES))
+GPU_INSTANCE_TYPES: Final = tuple(
+    sorted(f"{family}.{size}" for family, (_, sizes) in _FAMILIES.items() for size in sizes)
+)
+
+
+def family_of(instance_type: str) -> str:
+    return instance_type.split(".", 1)[0]
+
+
+def gpu_count(instance_type: str) -> int:
+    """Physical GPUs of one instance type; KeyError for a type this catalog does not know."""
+    family, _, size = instance_type.partition(".")
+    return _FAMILIES[family][1][size][0]
+
+
+def eni_max_pods(instance_type: str) -> int:
+    """Pods the VPC CNI can address on this type without prefix delegation."""
+    family, _, size = instance_type.partition(".")
+    return _FAMILIES[family][1][size][1]
+
+
+def gpu_model(instance_type_or_family: str) -> GpuModel:
+    return _FAMILIES[family_of(instance_type_or_family)][0]
+
+
+def gpu_counts_of_family(family: str) -> tuple[int, ...]:
+    """Distinct physical GPU counts across a family's sizes, ascending."""
+    return tuple(sorted({gpus for gpus, _ in _FAMILIES[family][1].values()}))
+
+
+def instance_types_of_family(family: str) -> tuple[str, ...]:
+    return tuple(sorted(f"{family}.{size}" for size in _FAMILIES[family][1]))

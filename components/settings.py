@@ -1,0 +1,554 @@
+"""Typed settings for the whole stack: the one place stack configuration is read and checked.
+
+Pulumi hands a program its configuration as a flat map of strings (`"gpu-platform:network"` ->
+JSON text, `"aws:region"` -> `"us-west-1"`). `load_settings` turns that map into a frozen
+`StackSettings` or raises `SettingsError`, which lists every offending key path with what is
+allowed. Nothing here imports Pulumi: the synth, the program and the tests share it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, Self, get_args, get_origin
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from components import gpu_catalog
+from components.constants import PROJECT
+
+SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
+SUPPORTED_REGIONS = (
+    "us-east-1", "us-east-2", "us-west-1", "us-west-2", "ca-central-1",
+    "eu-west-1", "eu-west-2", "eu-central-1", "eu-north-1",
+    "ap-northeast-1", "ap-northeast-2", "ap-south-1", "ap-southeast-1", "ap-southeast-2",
+)  # fmt: skip
+CONTROL_PLANE_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+
+# gp3 limits (EC2 CreateVolume): 3,000-80,000 IOPS, 125-2,000 MiB/s, at most 500 IOPS per GiB
+# and 0.25 MiB/s per provisioned IOPS.
+GP3_IOPS_RANGE = (3000, 80000)
+GP3_THROUGHPUT_RANGE = (125, 2000)
+GP3_MAX_IOPS_PER_GIB = 500
+GP3_MAX_MIBPS_PER_IOPS = 0.25
+
+# Kubelet --max-pods: the EKS guidance caps it at 110 below 30 vCPUs and 250 above.
+MAX_PODS_RANGE = (10, 250)
+POD_PIDS_LIMIT_RANGE = (1024, 4194304)
+
+# IAM role names are capped at 64 characters; the longest name derived from the cluster name
+# is f"{cluster}-karpenter-controller" (21 extra characters).
+LONGEST_DERIVED_SUFFIX = "-karpenter-controller"
+IAM_NAME_MAX = 64
+CLUSTER_NAME_MAX = IAM_NAME_MAX - len(LONGEST_DERIVED_SUFFIX)
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
+_IMAGE_REF = re.compile(r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+(:[A-Za-z0-9._-]+|@sha256:[a-f0-9]{64})$")
+_PRINCIPAL_ARN = re.compile(r"^arn:aws(-[a-z]+)*:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]{1,512}$")
+
+
+class SettingsError(Exception):
+    """A user mistake in stack configuration: one `(key path, what is allowed)` pair per problem."""
+
+    def __init__(self, problems: list[tuple[str, str]]):
+        self.problems = problems
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        lines = [f"invalid stack configuration ({len(self.problems)} problem(s)):"]
+        lines += [f"  {path}: {message}" for path, message in self.problems]
+        return "\n".join(lines)
+
+
+# --- field types ---------------------------------------------------------------------------
+
+
+def _dns_label(value: str) -> str:
+    if len(value) > 63 or not _DNS_LABEL.match(value):
+        raise ValueError("must be a DNS label: lowercase letters, digits and '-', 1-63 characters")
+    return value
+
+
+def _duration(value: str) -> str:
+    if not _DURATION.match(value):
+        raise ValueError("must be a duration like '30s', '15m', '120m', '720h' or 'Never'")
+    return value
+
+
+def _pinned_image(value: str) -> str:
+    if not _IMAGE_REF.match(value):
+        raise ValueError(
+            "must be a fully qualified image with a tag or digest, e.g. docker.io/org/image:1.2.3"
+        )
+    if value.endswith(":latest"):
+        raise ValueError("must be pinned: ':latest' is not allowed")
+    return value
+
+
+def _gpu_instance_type(value: str) -> str:
+    if value not in gpu_catalog.GPU_INSTANCE_TYPES:
+        raise ValueError(
+            f"'{value}' is not a known NVIDIA GPU instance type; allowed: {', '.join(gpu_catalog.GPU_INSTANCE_TYPES)}"
+        )
+    return value
+
+
+def _gpu_family(value: str) -> str:
+    if value not in gpu_catalog.GPU_FAMILIES:
+        raise ValueError(f"'{value}' is not a known NVIDIA GPU family; allowed: {', '.join(gpu_catalog.GPU_FAMILIES)}")
+    return value
+
+
+def _principal_arn(value: str) -> str:
+    if not _PRINCIPAL_ARN.match(value):
+        raise ValueError("must be an IAM role or user ARN, e.g. arn:aws:iam::123456789012:role/platform-admin")
+    return value
+
+
+def _cidr(value: str) -> str:
+    try:
+        network = ipaddress.IPv4Network(value, strict=True)
+    except ValueError as exc:
+        raise ValueError(f"must be an IPv4 CIDR block like 10.0.0.0/16 ({exc})") from None
+    return str(network)
+
+
+def _region(value: str) -> str:
+    if value not in SUPPORTED_REGIONS:
+        raise ValueError(f"'{value}' is not supported; allowed: {', '.join(SUPPORTED_REGIONS)}")
+    return value
+
+
+def _cluster_name(value: str) -> str:
+    if len(value) > CLUSTER_NAME_MAX or not re.match(r"^[a-zA-Z][a-zA-Z0-9-]*$", value):
+        raise ValueError(
+            f"must start with a letter, use letters, digits and '-', and be at most {CLUSTER_NAME_MAX} characters "
+            f"(IAM names derived from it, like '<cluster>{LONGEST_DERIVED_SUFFIX}', are capped at {IAM_NAME_MAX})"
+        )
+    return value
+
+
+def _kubernetes_version(value: str) -> str:
+    if value not in SUPPORTED_KUBERNETES_VERSIONS:
+        raise ValueError(f"'{value}' is not supported; allowed: {', '.join(SUPPORTED_KUBERNETES_VERSIONS)}")
+    return value
+
+
+DnsLabel = Annotated[str, AfterValidator(_dns_label)]
+Duration = Annotated[str, AfterValidator(_duration)]
+PinnedImage = Annotated[str, AfterValidator(_pinned_image)]
+GpuInstanceType = Annotated[str, AfterValidator(_gpu_instance_type)]
+GpuFamily = Annotated[str, AfterValidator(_gpu_family)]
+PrincipalArn = Annotated[str, AfterValidator(_principal_arn)]
+Cidr = Annotated[str, AfterValidator(_cidr)]
+
+
+class _Model(BaseModel):
+    """camelCase keys as in the stack YAML, unknown keys rejected, values immutable."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+    )
+
+
+# --- network and cluster -------------------------------------------------------------------
+
+
+class ExistingNetwork(_Model):
+    vpc_id: Annotated[str, Field(pattern=r"^vpc-[0-9a-f]{8,17}$")]
+    private_subnet_ids: Annotated[list[Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]], Field(min_length=2)]
+    public_subnet_ids: list[Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]] = []
+
+
+class NetworkSettings(_Model):
+    vpc_cidr: Cidr = "10.0.0.0/16"
+    availability_zones: Annotated[int, Field(ge=2, le=4)] = 2
+    # One NAT gateway is cheap; one per AZ survives an AZ outage.
+    nat_gateways: Literal["single", "one-per-az"] = "single"
+    existing: ExistingNetwork | None = None
+
+    @model_validator(mode="after")
+    def _vpc_large_enough(self) -> Self:
+        prefix = ipaddress.IPv4Network(self.vpc_cidr).prefixlen
+        if not 16 <= prefix <= 20:
+            raise ValueError(f"vpcCidr: prefix /{prefix} is not allowed; use /16 to /20 (subnets are carved from it)")
+        return self
+
+
+class VpcCniSettings(_Model):
+    # Prefix delegation gives each ENI /28 prefixes, so small GPU instances can run 110 pods.
+    prefix_delegation: bool = True
+
+
+class ClusterSettings(_Model):
+    endpoint_public_access: bool = True
+    public_access_cidrs: list[Cidr] = []
+    admin_principal_arns: list[PrincipalArn] = []
+    log_types: list[Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]] = [
+        "api", "audit", "authenticator",
+    ]  # fmt: skip
+    vpc_cni: VpcCniSettings = VpcCniSettings()
+
+    @model_validator(mode="after")
+    def _public_endpoint_is_restricted(self) -> Self:
+        if self.endpoint_public_access and not self.public_access_cidrs:
+            raise ValueError(
+                "publicAccessCidrs: must list at least one CIDR while endpointPublicAccess is true "
+                "(the public endpoint is never left open to the internet by default)"
+            )
+        if "0.0.0.0/0" in self.public_access_cidrs:
+            raise ValueError("publicAccessCidrs: 0.0.0.0/0 is not allowed; list your egress CIDRs")
+        return self
+
+
+class _ScalingSettings(_Model):
+    min_size: Annotated[int, Field(ge=0, le=100)]
+    desired_size: Annotated[int, Field(ge=0, le=100)]
+    max_size: Annotated[int, Field(ge=1, le=100)]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Self:
+        if not self.min_size <= self.desired_size <= self.max_size:
+            raise ValueError(
+                f"must satisfy minSize <= desiredSize <= maxSize (got {self.min_size}, {self.desired_size}, {self.max_size})"
+            )
+        return self
+
+
+class SystemNodeGroupSettings(_ScalingSettings):
+    instance_types: Annotated[list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]], Field(min_length=1)] = [
+        "m6i.large"
+    ]
+    # Karpenter runs 2 replicas spread over zones with hostname anti-affinity: 2 nodes minimum.
+    min_size: Annotated[int, Field(ge=2, le=100)] = 2
+    desired_size: Annotated[int, Field(ge=2, le=100)] = 2
+    max_size: Annotated[int, Field(ge=2, le=100)] = 4
+
+
+# --- GPU nodes -------------------------------------------------------------------------------
+
+
+class RootVolumeSettings(_Model):
+    size_gib: Annotated[int, Field(ge=20, le=65536)] = 100
+    iops: Annotated[int, Field(ge=GP3_IOPS_RANGE[0], le=GP3_IOPS_RANGE[1])] = 10000
+    throughput_mibps: Annotated[int, Field(ge=GP3_THROUGHPUT_RANGE[0], le=GP3_THROUGHPUT_RANGE[1])] = 125
+    encrypted: bool = True
+    delete_on_termination: bool = True
+
+    @model_validator(mode="after")
+    def _gp3_ratios(self) -> Self:
+        if not self.encrypted:
+            raise ValueError("encrypted: must be true (GPU root volumes hold images and data; never unencrypted)")
+        if self.iops > self.size_gib * GP3_MAX_IOPS_PER_GIB:
+            raise ValueError(
+                f"iops: {self.iops} needs at least {-(-self.iops // GP3_MAX_IOPS_PER_GIB)} GiB "
+                f"(gp3 allows {GP3_MAX_IOPS_PER_GIB} IOPS per GiB; sizeGib is {self.size_gib})"
+            )
+        if self.throughput_mibps > self.iops * GP3_MAX_MIBPS_PER_IOPS:
+            raise ValueError(
+                f"throughputMibps: {self.throughput_mibps} needs at least {int(self.throughput_mibps / GP3_MAX_MIBPS_PER_IOPS)} "
+                f"IOPS (gp3 allows {GP3_MAX_MIBPS_PER_IOPS} MiB/s per IOPS; iops is {self.iops})"
+            )
+        return self
+
+
+class GpuNodeSettings(_Model):
+    """The GPU bootstrap shared by the managed GPU node group and every Karpenter GPU pool."""
+
+    max_pods: Annotated[int, Field(ge=MAX_PODS_RANGE[0], le=MAX_PODS_RANGE[1])] = 110
+    pod_pids_limit: Annotated[int, Field(ge=POD_PIDS_LIMIT_RANGE[0], le=POD_PIDS_LIMIT_RANGE[1])] = 32768
+    root_volume: RootVolumeSettings = RootVolumeSettings()
+    pre_pull_images: Annotated[list[PinnedImage], Field(max_length=10)] = []
+
+
+class GpuNodeGroupSettings(_ScalingSettings):
+    """The managed GPU node group (a fixed floor of GPU capacity; Karpenter adds the rest)."""
+
+    enabled: bool = True
+    instance_types: Annotated[list[GpuInstanceType], Field(min_length=1)] = ["g4dn.xlarge"]
+    capacity_type: Literal["ON_DEMAND", "SPOT"] = "ON_DEMAND"
+    min_size: Annotated[int, Field(ge=0, le=100)] = 0
+    desired_size: Annotated[int, Field(ge=0, le=100)] = 0
+    max_size: Annotated[int, Field(ge=1, le=100)] = 1
+
+
+# --- GPU sharing -----------------------------------------------------------------------------
+
+# The device plugin refuses replicas < 2 (crash loop); MPS serves at most 48 clients per GPU
+# on compute capability >= 7.5 (T4 and newer; every GPU in the catalog).
+MPS_MAX_REPLICAS = 48
+TIME_SLICING_MAX_REPLICAS = 64
+
+
+class GpuSharingSettings(_Model):
+    """`gpu-platform:gpuSharing`: how many pods share one physical GPU, and how."""
+
+    strategy: Literal["time-slicing", "mps", "none"] = "time-slicing"
+    replicas: Annotated[int, Field(ge=1)] = 1
+    fail_requests_greater_than_one: bool = True
+
+    @model_validator(mode="after")
+    def _replicas_fit_strategy(self) -> Self:
+        if self.strategy == "none" and self.replicas != 1:
+            raise ValueError("replicas: must be 1 when strategy is 'none' (exclusive GPUs)")
+        if self.strategy == "time-slicing" and not 2 <= self.replicas <= TIME_SLICING_MAX_REPLICAS:
+            raise ValueError(f"replicas: must be 2..{TIME_SLICING_MAX_REPLICAS} for time-slicing (the plugin rejects < 2)")
+        if self.strategy == "mps" and not 2 <= self.replicas <= MPS_MAX_REPLICAS:
+            raise ValueError(f"replicas: must be 2..{MPS_MAX_REPLICAS} for mps (MPS client limit per GPU)")
+        return self
+
+    @property
+    def profile(self) -> str:
+        """Stable name of this sharing setup: node label value and device-plugin object suffix."""
+        if self.strategy == "none":
+            return "exclusive"
+        strict = "" if self.fail_requests_greater_than_one else "-lenient"
+        return f"{self.strategy}-{self.replicas}{strict}"
+
+
+# --- Karpenter ---------------------------------------------------------------------------------
+
+
+class DisruptionBudget(_Model):
+    nodes: Annotated[str, Field(pattern=r"^((100|[0-9]{1,2})%|[0-9]+)$")]
+    reasons: list[Literal["Underutilized", "Empty", "Drifted"]] | None = None
+    schedule: str | None = None
+    duration: Annotated[str, Field(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")] | None = None
+
+    @model_validator(mode="after")
+    def _schedule_with_duration(self) -> Self:
+        if (self.schedule is None) != (self.duration is None):
+            raise ValueError("schedule and duration must be set together")
+        return self
+
+
+class NodePoolSettings(_Model):
+    name: DnsLabel
+    instance_families: list[GpuFamily] = []
+    instance_types: list[GpuInstanceType] = []
+    capacity_types: Annotated[list[Literal["on-demand", "spot"]], Field(min_length=1)] = ["on-demand"]
+    # GPU catalog entries are all x86_64 instance types running Linux.
+    architectures: Annotated[list[Literal["amd64"]], Field(min_length=1)] = ["amd64"]
+    gpu_limit: Annotated[int, Field(ge=1, le=1000)] = 4
+    cpu_limit: Annotated[int, Field(ge=1, le=100000)] = 64
+    expire_after: Duration = "720h"
+    # WhenEmpty by default: consolidating an underutilized GPU node evicts running GPU jobs.
+    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"] = "WhenEmpty"
+    consolidate_after: Duration = "5m"
+    disruption_budgets: Annotated[list[DisruptionBudget], Field(min_length=1, max_length=50)] = [
+        DisruptionBudget(nodes="1")
+    ]
+    weight: Annotated[int, Field(ge=1, le=100)] = 10
+    gpu_sharing: GpuSharingSettings | None = None
+
+    @model_validator(mode="after")
+    def _one_selector(self) -> Self:
+        if bool(self.instance_families) == bool(self.instance_types):
+            raise ValueError("set exactly one of instanceFamilies or instanceTypes")
+        return self
+
+    @property
+    def selected_instance_types(self) -> tuple[str, ...]:
+        if self.instance_types:
+            return tuple(sorted(set(self.instance_types)))
+        return tuple(sorted({t for f in self.instance_families for t in gpu_catalog.instance_types_of_family(f)}))
+
+
+class KarpenterSettings(_Model):
+    enabled: bool = True
+    replicas: Annotated[int, Field(ge=1, le=5)] = 2
+    node_pools: Annotated[list[NodePoolSettings], Field(max_length=100)] = []
+
+    @model_validator(mode="after")
+    def _unique_pool_names(self) -> Self:
+        names = [p.name for p in self.node_pools]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"nodePools: names must be unique (repeated: {', '.join(duplicates)})")
+        return self
+
+
+class DemoSettings(_Model):
+    enabled: bool = False
+    namespace: DnsLabel = "learning-lab"
+    replicas: Annotated[int, Field(ge=1, le=50)] = 3
+    image: PinnedImage = "docker.io/tensorflow/tensorflow:2.12.0-gpu"
+
+
+# --- the stack ---------------------------------------------------------------------------------
+
+
+class StackSettings(_Model):
+    """Everything one stack configures. Field aliases are the `gpu-platform:<key>` names."""
+
+    region: Annotated[str, AfterValidator(_region)]  # from aws:region
+    cluster_name: Annotated[str, AfterValidator(_cluster_name)]
+    kubernetes_version: Annotated[str, AfterValidator(_kubernetes_version)]
+    protect_resources: bool = False
+    tags: dict[Annotated[str, Field(min_length=1, max_length=128)], Annotated[str, Field(max_length=256)]] = {}
+    network: NetworkSettings = NetworkSettings()
+    cluster: ClusterSettings = ClusterSettings(public_access_cidrs=["192.0.2.0/24"], endpoint_public_access=False)
+    system_nodes: SystemNodeGroupSettings = SystemNodeGroupSettings()
+    gpu_nodes: GpuNodeSettings = GpuNodeSettings()
+    gpu_node_group: GpuNodeGroupSettings = GpuNodeGroupSettings()
+    karpenter: KarpenterSettings = KarpenterSettings()
+    gpu_sharing: GpuSharingSettings = GpuSharingSettings(strategy="time-slicing", replicas=2)
+    demo: DemoSettings = DemoSettings()
+
+    def sharing_for(self, pool: NodePoolSettings | None) -> GpuSharingSettings:
+        """Sharing of one Karpenter pool (its override, else the stack default); None = managed group."""
+        return pool.gpu_sharing if pool is not None and pool.gpu_sharing else self.gpu_sharing
+
+    @property
+    def sharing_profiles(self) -> tuple[GpuSharingSettings, ...]:
+        """Distinct sharing setups in use, one device-plugin DaemonSet each, sorted by profile name."""
+        used: dict[str, GpuSharingSettings] = {}
+        if self.gpu_node_group.enabled:
+            used[self.gpu_sharing.profile] = self.gpu_sharing
+        if self.karpenter.enabled:
+            for pool in self.karpenter.node_pools:
+                sharing = self.sharing_for(pool)
+                used[sharing.profile] = sharing
+        return tuple(used[k] for k in sorted(used))
+
+    @property
+    def gpu_instance_types(self) -> tuple[str, ...]:
+        types = set(self.gpu_node_group.instance_types) if self.gpu_node_group.enabled else set()
+        if self.karpenter.enabled:
+            for pool in self.karpenter.node_pools:
+                types.update(pool.selected_instance_types)
+        return tuple(sorted(types))
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> Self:
+        if not self.cluster.vpc_cni.prefix_delegation:
+            limit = min((gpu_catalog.eni_max_pods(t) for t in self.gpu_instance_types), default=None)
+            if limit is not None and self.gpu_nodes.max_pods > limit:
+                raise ValueError(
+                    f"gpuNodes.maxPods: {self.gpu_nodes.max_pods} exceeds the {limit} pods the VPC CNI can address on the "
+                    "smallest GPU instance type without prefix delegation; set cluster.vpcCni.prefixDelegation: true "
+                    f"or maxPods <= {limit}"
+                )
+        if self.demo.enabled and not (self.gpu_node_group.enabled or (self.karpenter.enabled and self.karpenter.node_pools)):
+            raise ValueError("demo.enabled: needs GPU capacity (gpuNodeGroup.enabled or a karpenter nodePool)")
+        return self
+
+
+# --- reading Pulumi configuration ----------------------------------------------------------------
+
+REGION_KEY = "aws:region"
+_NAMESPACE = f"{PROJECT}:"
+
+
+def config_key(field_name: str) -> str:
+    """`cluster_name` -> `gpu-platform:clusterName` (the stack YAML key)."""
+    return _NAMESPACE + to_camel(field_name)
+
+
+def allowed_config_keys() -> tuple[str, ...]:
+    return tuple(config_key(name) for name in StackSettings.model_fields if name != "region")
+
+
+def _is_structured(annotation: Any) -> bool:
+    origin = get_origin(annotation)
+    if origin in (list, dict):
+        return True
+    if origin is Annotated:
+        return _is_structured(get_args(annotation)[0])
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def load_settings(raw_config: Mapping[str, str]) -> StackSettings:
+    """Validate Pulumi's flat string config map (`namespace:key` -> string) into `StackSettings`.
+
+    Structured values arrive as JSON text, as `pulumi.Config.require_object` reads them.
+    Raises `SettingsError` naming every bad key; never registers or touches anything.
+    """
+    problems: list[tuple[str, str]] = []
+    values: dict[str, Any] = {}
+    allowed = allowed_config_keys()
+    for key in sorted(raw_config):
+        if key.startswith(_NAMESPACE) and key not in allowed:
+            problems.append((key, f"unknown key; allowed: {', '.join(allowed)}"))
+    if REGION_KEY in raw_config:
+        values["region"] = raw_config[REGION_KEY]
+    for name, field in StackSettings.model_fields.items():
+        key = config_key(name)
+        if name == "region" or key not in raw_config:
+            continue
+        text = raw_config[key]
+        if _is_structured(field.annotation):
+            try:
+                values[to_camel(name)] = json.loads(text)
+            except json.JSONDecodeError:
+                problems.append((key, "must be a structured value (a YAML object or list)"))
+        else:
+            values[to_camel(name)] = text
+    try:
+        settings = StackSettings.model_validate(values)
+    except ValidationError as exc:
+        problems.extend(_problems_from(exc))
+    if problems:
+        raise SettingsError(problems)
+    return settings
+
+
+def _problems_from(exc: ValidationError) -> list[tuple[str, str]]:
+    problems = []
+    for error in exc.errors(include_url=False):
+        location = list(error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        # A model-level check names its own key as "<field>: ..."; fold it into the path.
+        head, sep, rest = message.partition(": ")
+        if sep and re.fullmatch(r"[a-zA-Z][\w.]*", head):
+            location += head.split(".")
+            message = rest
+        problems.append((_key_path(location), _with_allowed(error, message)))
+    return problems
+
+
+def _with_allowed(error: Any, message: str) -> str:
+    ctx = error.get("ctx") or {}
+    if error["type"] == "literal_error" and "expected" in ctx:
+        return f"{message} (got {error['input']!r})"
+    if error["type"] == "extra_forbidden":
+        return "unknown key; check the spelling against the config reference in README.md"
+    if error["type"] == "missing":
+        return "required"
+    return message
+
+
+def _key_path(location: list[Any]) -> str:
+    if not location:
+        return f"{_NAMESPACE}<stack>"
+    head, rest = location[0], location[1:]
+    path = REGION_KEY if head == "region" else f"{_NAMESPACE}{head}"
+    for part in rest:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+def read_settings() -> StackSettings:
+    """Settings of the running Pulumi program; a user mistake stops it with a clean message.
+
+    `pulumi.RunError` is printed by the Pulumi language host without a traceback.
+    """
+    import pulumi
+    from pulumi.runtime import config as runtime_config
+
+    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    try:
+        return load_settings({key: str(value) for key, value in raw.items()})
+    except SettingsError as exc:
+        raise pulumi.RunError(exc.render()) from None
