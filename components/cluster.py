@@ -1,0 +1,175 @@
+"""The EKS cluster: KMS-encrypted secrets, API access entries, add-ons, the system node group.
+
+GPU capacity is added elsewhere (managed GPU node group, Karpenter); this component only builds
+what every controller needs to run: the control plane, networking add-ons and two small nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+
+from components.constants import KARPENTER_DISCOVERY_TAG, SYSTEM_NODE_LABEL_KEY, SYSTEM_NODE_LABEL_VALUE
+from components.network import Network
+from components.node_role import create_node_role
+from components.settings import StackSettings
+
+CLUSTER_ADMIN_POLICY_ARN = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+SYSTEM_ROOT_VOLUME_GIB = 40
+
+
+@dataclass(frozen=True)
+class ClusterArgs:
+    settings: StackSettings
+    network: Network
+
+
+class Cluster(pulumi.ComponentResource):
+    name: str
+    eks: eks.Cluster
+    provider: k8s.Provider
+    system_node_group: eks.ManagedNodeGroup
+
+    def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-platform:cluster:Cluster", name, None, opts)
+        settings = args.settings
+        self.name = settings.cluster_name
+        protected = pulumi.ResourceOptions(parent=self, protect=settings.protect_resources)
+        child = pulumi.ResourceOptions(parent=self)
+
+        self.secrets_key = aws.kms.Key(
+            f"{name}-secrets",
+            description=f"Envelope encryption of Kubernetes secrets in EKS cluster {self.name}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            tags=settings.tags,
+            opts=protected,
+        )
+        aws.kms.Alias(
+            f"{name}-secrets", name=f"alias/{self.name}-eks-secrets", target_key_id=self.secrets_key.key_id, opts=child
+        )
+
+        cluster_settings = settings.cluster
+        self.eks = eks.Cluster(
+            f"{name}-eks",
+            name=self.name,
+            version=settings.kubernetes_version,
+            vpc_id=args.network.vpc_id,
+            private_subnet_ids=args.network.private_subnet_ids,
+            public_subnet_ids=args.network.public_subnet_ids,
+            skip_default_node_group=True,
+            authentication_mode=eks.AuthenticationMode.API,
+            access_entries={
+                f"admin-{index}": eks.AccessEntryArgs(
+                    principal_arn=arn,
+                    type=eks.AccessEntryType.STANDARD,
+                    access_policies={
+                        "cluster-admin": eks.AccessPolicyAssociationArgs(
+                            policy_arn=CLUSTER_ADMIN_POLICY_ARN,
+                            access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+                        )
+                    },
+                )
+                for index, arn in enumerate(cluster_settings.admin_principal_arns)
+            },
+            create_oidc_provider=True,
+            endpoint_private_access=True,
+            endpoint_public_access=cluster_settings.endpoint_public_access,
+            public_access_cidrs=cluster_settings.public_access_cidrs or None,
+            enabled_cluster_log_types=list(cluster_settings.log_types),
+            encryption_config_key_arn=self.secrets_key.arn,
+            # Karpenter selects exactly this security group for the nodes it launches.
+            node_security_group_tags={KARPENTER_DISCOVERY_TAG: self.name},
+            vpc_cni_options=eks.VpcCniOptionsArgs(
+                enable_prefix_delegation=cluster_settings.vpc_cni.prefix_delegation,
+                warm_prefix_target=1 if cluster_settings.vpc_cni.prefix_delegation else None,
+            ),
+            coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=True),
+            kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(enabled=True),
+            # STANDARD support: an outdated version is upgraded, not silently billed as extended support.
+            upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type="STANDARD"),
+            deletion_protection=settings.protect_resources,
+            tags=settings.tags,
+            opts=protected,
+        )
+        cluster_name = self.eks.eks_cluster.name
+
+        # Karpenter's controller gets its AWS credentials through EKS Pod Identity.
+        aws.eks.Addon(
+            f"{name}-pod-identity-agent",
+            cluster_name=cluster_name,
+            addon_name="eks-pod-identity-agent",
+            tags=settings.tags,
+            opts=child,
+        )
+
+        system_role = create_node_role(f"{name}-system-node", f"{self.name}-system-node", settings.tags, parent=self)
+        system_template = aws.ec2.LaunchTemplate(
+            f"{name}-system",
+            name=f"{self.name}-system",
+            description="System node group: IMDSv2 and an encrypted gp3 root volume",
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled",
+                http_tokens="required",
+                # 1 hop: pods use EKS Pod Identity, never the node's instance credentials.
+                http_put_response_hop_limit=1,
+            ),
+            block_device_mappings=[
+                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                    device_name="/dev/xvda",
+                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                        volume_size=SYSTEM_ROOT_VOLUME_GIB,
+                        volume_type="gp3",
+                        encrypted="true",
+                        delete_on_termination="true",
+                    ),
+                )
+            ],
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(
+                    resource_type=kind, tags={**settings.tags, "Name": f"{self.name}-system"}
+                )
+                for kind in ("instance", "volume")
+            ],
+            tags=settings.tags,
+            opts=child,
+        )
+        system = settings.system_nodes
+        self.system_node_group = eks.ManagedNodeGroup(
+            f"{name}-system",
+            cluster=self.eks,
+            node_group_name=f"{self.name}-system",
+            node_role=system_role,
+            ami_type="AL2023_x86_64_STANDARD",
+            instance_types=list(system.instance_types),
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                min_size=system.min_size, desired_size=system.desired_size, max_size=system.max_size
+            ),
+            labels={SYSTEM_NODE_LABEL_KEY: SYSTEM_NODE_LABEL_VALUE},
+            subnet_ids=args.network.private_subnet_ids,
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                id=system_template.id, version=system_template.latest_version.apply(str)
+            ),
+            tags=settings.tags,
+            opts=child,
+        )
+
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.eks.kubeconfig_json,
+            enable_server_side_apply=True,
+            opts=child,
+        )
+        self.register_outputs(
+            {
+                "clusterName": cluster_name,
+                "endpoint": self.eks.eks_cluster.endpoint,
+                "kubeconfig": pulumi.Output.secret(self.eks.kubeconfig_json),
+                "secretsKeyArn": self.secrets_key.arn,
+            }
+        )
+

@@ -1,0 +1,59 @@
+"""GPU capacity math: schedulable `nvidia.com/gpu` = physical GPUs x sharing replicas.
+
+The one place this product multiplies GPUs by replicas: NodeOverlays advertise it to Karpenter,
+the device plugin makes it true on the node, and the synth summary reports it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from components import gpu_catalog
+from components.settings import GpuSharingSettings, StackSettings
+
+MANAGED_GROUP_POOL = "managed-gpu-group"
+
+
+def schedulable_gpus(physical_gpus: int, sharing: GpuSharingSettings) -> int:
+    """`nvidia.com/gpu` a node advertises once the device plugin applies `sharing`."""
+    return physical_gpus * sharing.replicas
+
+
+@dataclass(frozen=True)
+class CapacityRow:
+    pool: str
+    instance_type: str
+    physical_gpus: int
+    sharing: str  # the sharing profile
+    replicas: int
+    schedulable_per_node: int
+    schedulable_at_limit: int  # at the pool's nvidia.com/gpu limit (managed group: at maxSize)
+
+
+def capacity_rows(settings: StackSettings) -> list[CapacityRow]:
+    rows = []
+    if settings.gpu_node_group.enabled:
+        sharing = settings.gpu_sharing
+        for instance_type in settings.gpu_node_group.instance_types:
+            gpus = gpu_catalog.gpu_count(instance_type)
+            per_node = schedulable_gpus(gpus, sharing)
+            rows.append(
+                CapacityRow(
+                    MANAGED_GROUP_POOL, instance_type, gpus, sharing.profile, sharing.replicas,
+                    per_node, per_node * settings.gpu_node_group.max_size,
+                )  # fmt: skip
+            )
+    if settings.karpenter.enabled:
+        for pool in settings.karpenter.node_pools:
+            sharing = settings.sharing_for(pool)
+            for instance_type in pool.selected_instance_types:
+                gpus = gpu_catalog.gpu_count(instance_type)
+                rows.append(
+                    CapacityRow(
+                        pool.name, instance_type, gpus, sharing.profile, sharing.replicas,
+                        schedulable_gpus(gpus, sharing),
+                        # NodePool limits count physical GPUs; each one serves `replicas` pods.
+                        schedulable_gpus(pool.gpu_limit, sharing),
+                    )  # fmt: skip
+                )
+    return rows

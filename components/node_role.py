@@ -1,0 +1,40 @@
+"""The IAM role EC2 worker nodes assume, with exactly the managed policies nodes need."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+import pulumi
+import pulumi_aws as aws
+
+from components.constants import NODE_ROLE_MANAGED_POLICIES
+
+EC2_TRUST_POLICY = json.dumps(
+    {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
+    },
+    sort_keys=True,
+)
+
+
+def create_node_role(
+    resource_name: str, role_name: str, tags: Mapping[str, str], parent: pulumi.Resource
+) -> aws.iam.Role:
+    """A node role named `role_name` with NODE_ROLE_MANAGED_POLICIES attached (children of `parent`)."""
+    role = aws.iam.Role(
+        resource_name,
+        name=role_name,
+        assume_role_policy=EC2_TRUST_POLICY,
+        tags=dict(tags),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    for policy in NODE_ROLE_MANAGED_POLICIES:
+        aws.iam.RolePolicyAttachment(
+            f"{resource_name}-{policy}",
+            role=role.name,
+            policy_arn=f"arn:aws:iam::aws:policy/{policy}",
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+    return role

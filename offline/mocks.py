@@ -1,0 +1,267 @@
+"""Pulumi mocks that record every registration the way the engine would see it.
+
+- `RecordingMonitor` builds engine-form URNs, turns off resource references (pulumi-eks remote
+  components otherwise hang or hit "Future attached to a different loop" under mocks, see
+  shared reference pulumi.md §5) and records type, name, parent, dependencies, protect and the
+  raw inputs of each registration.
+- `PlatformMocks` answers the invokes the program makes and returns the outputs it reads, with
+  values that are obviously placeholders (account 000000000000, ids `<name>-id`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from google.protobuf import json_format
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc
+from pulumi.runtime.proto import resource_pb2
+
+PLACEHOLDER_ACCOUNT = "000000000000"
+SECRET = "[secret]"
+UNKNOWN = "[unknown]"
+STACK_TYPE = "pulumi:pulumi:Stack"
+
+_SIG = rpc._special_sig_key
+_SIGNATURES = {
+    rpc._special_secret_sig: "secret",
+    rpc._special_resource_sig: "resource",
+    rpc._special_asset_sig: "asset",
+    rpc._special_archive_sig: "archive",
+    rpc._special_output_value_sig: "output",
+}
+
+
+def plain_json(value: Any) -> Any:
+    """Make a protobuf-decoded property JSON-natural: secrets redacted, whole floats as ints, keys sorted."""
+    if isinstance(value, dict):
+        kind = _SIGNATURES.get(value.get(_SIG, ""))
+        if kind == "secret":
+            return SECRET
+        if kind == "resource":
+            return value.get("id") or value.get("urn")
+        if kind == "output":
+            return SECRET if value.get("secret") else plain_json(value.get("value", UNKNOWN))
+        if kind in ("asset", "archive"):
+            return {k: plain_json(v) for k, v in sorted(value.items()) if k != _SIG}
+        return {k: plain_json(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [plain_json(v) for v in value]
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if value == rpc.UNKNOWN:
+        return UNKNOWN
+    return value
+
+
+@dataclass
+class Registration:
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    dependencies: list[str]
+    protect: bool
+    custom: bool
+    remote: bool
+    inputs: dict[str, Any]
+    provider: str | None
+
+
+@dataclass
+class _HiddenChild:
+    """A resource inside a remote component, known only as an output reference."""
+
+    urn: str
+    owner_urn: str
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    def __init__(self, mocks: PlatformMocks):
+        super().__init__(mocks)
+        self.registrations: list[Registration] = []
+        self.hidden: dict[str, str] = {}  # hidden child urn -> its remote component's urn
+        self.current = threading.local()  # the registration being mocked, per executor thread
+        mocks.monitor = self
+
+    def GetDeploymentInfo(self, request: Any) -> Any:
+        info = super().GetDeploymentInfo(request)
+        features = [f for f in info.supportedFeatures if f != resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES]
+        return resource_pb2.DeploymentInfo(supportedFeatures=features)
+
+    def SupportsFeature(self, request: Any) -> Any:
+        supported = request.id not in ("outputValues", "resourceReferences")
+        return type("SupportsFeatureResponse", (object,), {"hasSupport": supported})
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        # The engine's form: the parent's full type chain joined by '$'; the Stack is not part of it.
+        if parent:
+            parent_type = parent.split("::")[2]
+            if parent_type != STACK_TYPE:
+                type_ = f"{parent_type}${type_}"
+        return "urn:pulumi:" + "::".join([pulumi.get_stack(), pulumi.get_project(), type_, name])
+
+    def RegisterResource(self, request: Any) -> Any:
+        self.current.urn = self.make_urn(request.parent, request.type, request.name)
+        response = super().RegisterResource(request)
+        if request.type == STACK_TYPE:
+            return response
+        parent = request.parent or None
+        if parent and parent.split("::")[2] == STACK_TYPE:
+            parent = None
+        self.registrations.append(
+            Registration(
+                urn=response.urn,
+                type=request.type,
+                name=request.name,
+                parent=parent,
+                dependencies=list(dict.fromkeys(request.dependencies)),
+                protect=bool(request.protect),
+                custom=bool(request.custom),
+                remote=bool(request.remote),
+                inputs=plain_json(json_format.MessageToDict(request.object)),
+                provider=request.provider or None,
+            )
+        )
+        return response
+
+    def add_hidden_child(self, owner_urn: str, type_: str, name: str, state: dict[str, Any], id_: str) -> dict[str, Any]:
+        """Register a remote component's child so its reference re-hydrates; returns the reference."""
+        urn = self.make_urn(owner_urn, type_, name)
+        self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, id_, state)
+        self.hidden[urn] = owner_urn
+        return {_SIG: rpc._special_resource_sig, "urn": urn, "id": id_}
+
+
+@dataclass
+class PlatformMocks(pulumi.runtime.Mocks):
+    region: str
+    stack: str
+    project: str
+    monitor: RecordingMonitor | None = field(default=None, repr=False)
+
+    # --- invokes --------------------------------------------------------------------------
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        token = args.token
+        if token == "aws:index/getCallerIdentity:getCallerIdentity":
+            arn = f"arn:aws:iam::{PLACEHOLDER_ACCOUNT}:user/offline-synth"
+            return {"accountId": PLACEHOLDER_ACCOUNT, "arn": arn, "userId": "OFFLINE", "id": PLACEHOLDER_ACCOUNT}, []
+        if token == "aws:index/getPartition:getPartition":
+            return {"partition": "aws", "dnsSuffix": "amazonaws.com", "reverseDnsPrefix": "com.amazonaws", "id": "aws"}, []
+        if token == "aws:index/getRegion:getRegion":
+            return {"region": self.region, "name": self.region, "id": self.region}, []
+        if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
+            names = [f"{self.region}{suffix}" for suffix in "abcd"]
+            return {"names": names, "zoneIds": [f"placeholder-az{i}" for i in range(4)], "id": self.region}, []
+        raise NotImplementedError(f"offline mocks do not answer invoke {token}; add it to offline/mocks.py")
+
+    # --- resources ------------------------------------------------------------------------
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+        if args.typ == "eks:index:Cluster":
+            return "", self._eks_cluster(args)
+        if args.typ == "eks:index:ManagedNodeGroup":
+            return "", self._managed_node_group(args)
+        if args.typ == "kubernetes:helm.sh/v4:Chart":
+            return "", {"resources": []}
+        if not args.custom:
+            return "", {}
+        resource_id = f"{args.name}-id"
+        return resource_id, {**args.inputs, **self._outputs(args.typ, args.name, args.inputs, resource_id)}
+
+    def _arn(self, service: str, resource: str, *, regional: bool = True) -> str:
+        region = self.region if regional else ""
+        return f"arn:aws:{service}:{region}:{PLACEHOLDER_ACCOUNT}:{resource}"
+
+    def _outputs(self, typ: str, name: str, inputs: dict[str, Any], resource_id: str) -> dict[str, Any]:
+        physical = inputs.get("name") or name
+        if typ == "aws:iam/role:Role":
+            return {"arn": self._arn("iam", f"role/{physical}", regional=False), "name": physical, "uniqueId": "AROAOFFLINE"}
+        if typ == "aws:iam/policy:Policy":
+            return {"arn": self._arn("iam", f"policy/{physical}", regional=False), "name": physical}
+        if typ == "aws:sqs/queue:Queue":
+            url = f"https://sqs.{self.region}.amazonaws.com/{PLACEHOLDER_ACCOUNT}/{physical}"
+            return {"arn": self._arn("sqs", physical), "name": physical, "url": url, "id": url}
+        if typ == "aws:kms/key:Key":
+            return {"arn": self._arn("kms", f"key/{resource_id}"), "keyId": resource_id}
+        if typ == "aws:ec2/launchTemplate:LaunchTemplate":
+            return {"arn": self._arn("ec2", f"launch-template/{resource_id}"), "latestVersion": 1, "defaultVersion": 1}
+        if typ.startswith("aws:ec2/"):
+            kind = typ.split("/")[1].split(":")[0]
+            return {"arn": self._arn("ec2", f"{kind}/{resource_id}")}
+        if typ == "aws:cloudwatch/eventRule:EventRule":
+            return {"arn": self._arn("events", f"rule/{physical}"), "name": physical}
+        if typ.startswith("aws:"):
+            service = typ.split(":")[1].split("/")[0]
+            return {"arn": self._arn(service, f"{name}/{resource_id}")}
+        return {}
+
+    def _owner_urn(self) -> str:
+        """Urn of the registration being mocked (set by the monitor on this thread)."""
+        assert self.monitor is not None
+        return str(self.monitor.current.urn)
+
+    def _eks_cluster(self, args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
+        assert self.monitor is not None
+        owner = self._owner_urn()
+        name = args.inputs.get("name") or args.name
+        endpoint = f"https://{name}.placeholder.eks.{self.region}.amazonaws.com"
+        ca = "UExBQ0VIT0xERVItQ0EtREFUQQ=="  # base64 of "PLACEHOLDER-CA-DATA"
+        eks_cluster = self.monitor.add_hidden_child(
+            owner,
+            "aws:eks/cluster:Cluster",
+            f"{args.name}-eksCluster",
+            {
+                "name": name,
+                "arn": self._arn("eks", f"cluster/{name}"),
+                "endpoint": endpoint,
+                "version": args.inputs.get("version"),
+                "certificateAuthority": {"data": ca},
+            },
+            name,
+        )
+        oidc_url = f"oidc.eks.{self.region}.amazonaws.com/id/PLACEHOLDER"
+        oidc_arn = self._arn("iam", f"oidc-provider/{oidc_url}", regional=False)
+        oidc = self.monitor.add_hidden_child(
+            owner,
+            "aws:iam/openIdConnectProvider:OpenIdConnectProvider",
+            f"{args.name}-oidcProvider",
+            {"arn": oidc_arn, "url": oidc_url},
+            oidc_arn,
+        )
+        kubeconfig = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": name, "cluster": {"server": endpoint, "certificate-authority-data": ca}}],
+            "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+            "current-context": name,
+            "users": [{"name": name, "user": {"token": "placeholder-token"}}],
+        }
+        return {
+            "eksCluster": eks_cluster,
+            "core": {"oidcProvider": oidc, "endpoint": endpoint},
+            "kubeconfig": kubeconfig,
+            "kubeconfigJson": json.dumps(kubeconfig, sort_keys=True),
+            "oidcProviderArn": oidc_arn,
+            "oidcProviderUrl": oidc_url,
+            "oidcIssuer": f"https://{oidc_url}",
+            "clusterSecurityGroupId": "sg-placeholdercluster",
+            "nodeSecurityGroupId": "sg-placeholdernodes",
+        }
+
+    def _managed_node_group(self, args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
+        assert self.monitor is not None
+        owner = self._owner_urn()
+        name = args.inputs.get("nodeGroupName") or args.name
+        node_group = self.monitor.add_hidden_child(
+            owner,
+            "aws:eks/nodeGroup:NodeGroup",
+            f"{args.name}-nodeGroup",
+            {"nodeGroupName": name, "arn": self._arn("eks", f"nodegroup/{name}"), "status": "ACTIVE"},
+            name,
+        )
+        return {"nodeGroup": node_group}

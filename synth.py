@@ -1,0 +1,59 @@
+"""Offline synth: run the program for one stack under recording mocks and write its plan.
+
+    python synth.py --stack staging --out DIR
+
+Writes DIR/resources.json, DIR/manifests/*.yaml and DIR/helm.json (see DESIGN.md) and prints a
+summary. Exit codes: 0 success, 2 invalid configuration (nothing written), 1 any other failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+PROJECT_DIR = Path(__file__).resolve().parent
+EXIT_OK, EXIT_FAILURE, EXIT_INVALID_CONFIG = 0, 1, 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
+    parser.add_argument("--out", required=True, type=Path, help="directory to write the plan into")
+    args = parser.parse_args(argv)
+
+    sys.path.insert(0, str(PROJECT_DIR))
+    from components.settings import SettingsError
+    from offline.config_files import StackFileError
+    from offline.plan import Plan, clear_outputs
+    from offline.runner import record_program
+    from offline.summary import render_summary
+
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    clear_outputs(out)
+    try:
+        recording = record_program(PROJECT_DIR, args.stack)
+    except (SettingsError, StackFileError) as exc:
+        print(f"synth: stack '{args.stack}': {exc}", file=sys.stderr)
+        return EXIT_INVALID_CONFIG
+    plan = Plan.from_recording(recording)
+    # Write beside the target first so a failure while writing never leaves half a plan.
+    with tempfile.TemporaryDirectory(dir=out) as staging_dir:
+        plan.write(staging_dir)
+        for name in ("resources.json", "helm.json", "manifests"):
+            (Path(staging_dir) / name).rename(out / name)
+    print(render_summary(recording.settings, plan, args.stack, out))
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Exception as exc:  # anything but a config mistake: exit 1 with the cause, and its trace
+        import traceback
+
+        traceback.print_exc()
+        print(f"synth: failed: {exc}", file=sys.stderr)
+        sys.exit(EXIT_FAILURE)

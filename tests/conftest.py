@@ -1,0 +1,65 @@
+"""Shared fixtures: the synthesized plan of each stack, and the shared reference folder."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from offline.config_files import read_stack_config, stacks_in
+from offline.plan import Plan
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+SHARED_DIR = PROJECT_DIR.parent / "shared"
+STACKS = stacks_in(PROJECT_DIR)
+
+
+def shared_path(*parts: str) -> Path:
+    """A file under ../shared; missing in CI is a failure (never a skip), elsewhere a skip with the reason."""
+    path = SHARED_DIR.joinpath(*parts)
+    if not path.exists():
+        message = f"{path} is missing: clone the project beside its shared/ folder"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+def synthesize(stack: str, out_dir: Path) -> Plan:
+    """Run the offline synth in a fresh interpreter (the README's command) and load its plan."""
+    result = subprocess.run(
+        [sys.executable, str(PROJECT_DIR / "synth.py"), "--stack", stack, "--out", str(out_dir)],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, f"synth --stack {stack} failed:\n{result.stdout}\n{result.stderr}"
+    return Plan.load(out_dir)
+
+
+@pytest.fixture(scope="session")
+def staging_plan(tmp_path_factory: pytest.TempPathFactory) -> Plan:
+    return synthesize("staging", tmp_path_factory.mktemp("staging"))
+
+
+@pytest.fixture(scope="session")
+def prod_plan(tmp_path_factory: pytest.TempPathFactory) -> Plan:
+    return synthesize("prod", tmp_path_factory.mktemp("prod"))
+
+
+@pytest.fixture(scope="session")
+def plans(staging_plan: Plan, prod_plan: Plan) -> dict[str, Plan]:
+    """Every stack's plan, keyed by stack name."""
+    assert set(STACKS) == {"staging", "prod"}, f"new stack file(s): add a fixture for {STACKS}"
+    return {"staging": staging_plan, "prod": prod_plan}
+
+
+@pytest.fixture(scope="session")
+def stack_configs() -> dict[str, dict[str, str]]:
+    """The flat config map of every stack, as the Pulumi CLI would hand it to the program."""
+    return {stack: read_stack_config(PROJECT_DIR, stack).values for stack in STACKS}
