@@ -12,6 +12,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
+from pulumi_eks import ManagedNodeGroup
 
 from components.constants import KARPENTER_DISCOVERY_TAG, SYSTEM_NODE_LABEL_KEY, SYSTEM_NODE_LABEL_VALUE
 from components.network import Network
@@ -32,7 +33,7 @@ class Cluster(pulumi.ComponentResource):
     name: str
     eks: eks.Cluster
     provider: k8s.Provider
-    system_node_group: eks.ManagedNodeGroup
+    system_node_group: ManagedNodeGroup
 
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-platform:cluster:Cluster", name, None, opts)
@@ -139,7 +140,7 @@ class Cluster(pulumi.ComponentResource):
             opts=child,
         )
         system = settings.system_nodes
-        self.system_node_group = eks.ManagedNodeGroup(
+        self.system_node_group = ManagedNodeGroup(
             f"{name}-system",
             cluster=self.eks,
             node_group_name=f"{self.name}-system",
@@ -172,4 +173,3 @@ class Cluster(pulumi.ComponentResource):
                 "secretsKeyArn": self.secrets_key.arn,
             }
         )
-

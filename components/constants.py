@@ -48,6 +48,7 @@ def gpu_node_labels(sharing_profile: str) -> dict[str, str]:
     """Labels every GPU node carries: the GPU label and the device-plugin sharing profile it runs."""
     return {GPU_LABEL_KEY: GPU_LABEL_VALUE, SHARING_PROFILE_LABEL_KEY: sharing_profile}
 
+
 # AWS managed policies every EKS worker node role carries (the Karpenter getting-started node role
 # set): join the cluster, run the VPC CNI, pull from ECR, and reach SSM instead of SSH.
 NODE_ROLE_MANAGED_POLICIES: Final = (

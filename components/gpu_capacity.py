@@ -39,9 +39,14 @@ def capacity_rows(settings: StackSettings) -> list[CapacityRow]:
             per_node = schedulable_gpus(gpus, sharing)
             rows.append(
                 CapacityRow(
-                    MANAGED_GROUP_POOL, instance_type, gpus, sharing.profile, sharing.replicas,
-                    per_node, per_node * settings.gpu_node_group.max_size,
-                )  # fmt: skip
+                    MANAGED_GROUP_POOL,
+                    instance_type,
+                    gpus,
+                    sharing.profile,
+                    sharing.replicas,
+                    per_node,
+                    per_node * settings.gpu_node_group.max_size,
+                )
             )
     if settings.karpenter.enabled:
         for pool in settings.karpenter.node_pools:
@@ -50,10 +55,14 @@ def capacity_rows(settings: StackSettings) -> list[CapacityRow]:
                 gpus = gpu_catalog.gpu_count(instance_type)
                 rows.append(
                     CapacityRow(
-                        pool.name, instance_type, gpus, sharing.profile, sharing.replicas,
+                        pool.name,
+                        instance_type,
+                        gpus,
+                        sharing.profile,
+                        sharing.replicas,
                         schedulable_gpus(gpus, sharing),
                         # NodePool limits count physical GPUs; each one serves `replicas` pods.
                         schedulable_gpus(pool.gpu_limit, sharing),
-                    )  # fmt: skip
+                    )
                 )
     return rows

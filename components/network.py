@@ -35,7 +35,11 @@ class Network(pulumi.ComponentResource):
         else:
             self._create(name, settings)
         self.register_outputs(
-            {"vpcId": self.vpc_id, "privateSubnetIds": self.private_subnet_ids, "publicSubnetIds": self.public_subnet_ids}
+            {
+                "vpcId": self.vpc_id,
+                "privateSubnetIds": self.private_subnet_ids,
+                "publicSubnetIds": self.public_subnet_ids,
+            }
         )
 
     def _adopt(self, name: str, settings: StackSettings) -> None:
@@ -118,7 +122,9 @@ class Network(pulumi.ComponentResource):
             routes = aws.ec2.RouteTable(
                 f"{name}-private-{index}",
                 vpc_id=vpc.id,
-                routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat_ids[index % len(nat_ids)])],
+                routes=[
+                    aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat_ids[index % len(nat_ids)])
+                ],
                 tags={**tags, "Name": f"{cluster}-private-{pair.availability_zone}"},
                 opts=child,
             )

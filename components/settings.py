@@ -88,9 +88,7 @@ def _duration(value: str) -> str:
 
 def _pinned_image(value: str) -> str:
     if not _IMAGE_REF.match(value):
-        raise ValueError(
-            "must be a fully qualified image with a tag or digest, e.g. docker.io/org/image:1.2.3"
-        )
+        raise ValueError("must be a fully qualified image with a tag or digest, e.g. docker.io/org/image:1.2.3")
     if value.endswith(":latest"):
         raise ValueError("must be pinned: ':latest' is not allowed")
     return value
@@ -157,9 +155,7 @@ Cidr = Annotated[str, AfterValidator(_cidr)]
 class _Model(BaseModel):
     """camelCase keys as in the stack YAML, unknown keys rejected, values immutable."""
 
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
-    )
+    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True)
 
 
 # --- network and cluster -------------------------------------------------------------------
@@ -227,9 +223,9 @@ class _ScalingSettings(_Model):
 
 
 class SystemNodeGroupSettings(_ScalingSettings):
-    instance_types: Annotated[list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]], Field(min_length=1)] = [
-        "m6i.large"
-    ]
+    instance_types: Annotated[
+        list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]], Field(min_length=1)
+    ] = ["m6i.large"]
     # Karpenter runs 2 replicas spread over zones with hostname anti-affinity: 2 nodes minimum.
     min_size: Annotated[int, Field(ge=2, le=100)] = 2
     desired_size: Annotated[int, Field(ge=2, le=100)] = 2
@@ -303,7 +299,9 @@ class GpuSharingSettings(_Model):
         if self.strategy == "none" and self.replicas != 1:
             raise ValueError("replicas: must be 1 when strategy is 'none' (exclusive GPUs)")
         if self.strategy == "time-slicing" and not 2 <= self.replicas <= TIME_SLICING_MAX_REPLICAS:
-            raise ValueError(f"replicas: must be 2..{TIME_SLICING_MAX_REPLICAS} for time-slicing (the plugin rejects < 2)")
+            raise ValueError(
+                f"replicas: must be 2..{TIME_SLICING_MAX_REPLICAS} for time-slicing (the plugin rejects < 2)"
+            )
         if self.strategy == "mps" and not 2 <= self.replicas <= MPS_MAX_REPLICAS:
             raise ValueError(f"replicas: must be 2..{MPS_MAX_REPLICAS} for mps (MPS client limit per GPU)")
         return self
@@ -440,8 +438,20 @@ class StackSettings(_Model):
                     "smallest GPU instance type without prefix delegation; set cluster.vpcCni.prefixDelegation: true "
                     f"or maxPods <= {limit}"
                 )
-        if self.demo.enabled and not (self.gpu_node_group.enabled or (self.karpenter.enabled and self.karpenter.node_pools)):
+        if self.demo.enabled and not (
+            self.gpu_node_group.enabled or (self.karpenter.enabled and self.karpenter.node_pools)
+        ):
             raise ValueError("demo.enabled: needs GPU capacity (gpuNodeGroup.enabled or a karpenter nodePool)")
+        return self
+
+    @model_validator(mode="after")
+    def _karpenter_fits_system_nodes(self) -> Self:
+        # The chart's required anti-affinity puts each controller replica on its own (system) node.
+        if self.karpenter.enabled and self.karpenter.replicas > self.system_nodes.min_size:
+            raise ValueError(
+                f"karpenter.replicas: {self.karpenter.replicas} exceeds systemNodes.minSize "
+                f"{self.system_nodes.min_size}; each Karpenter controller replica needs its own system node"
+            )
         return self
 
 
@@ -535,7 +545,14 @@ def _key_path(location: list[Any]) -> str:
     head, rest = location[0], location[1:]
     path = REGION_KEY if head == "region" else f"{_NAMESPACE}{head}"
     for part in rest:
-        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+        if part == "[key]":  # pydantic's marker for "the key of this map entry"
+            continue
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][\w-]*", str(part)):
+            path += f".{part}"
+        else:
+            path += f"[{json.dumps(part)}]"
     return path
 
 

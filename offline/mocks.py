@@ -130,7 +130,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         )
         return response
 
-    def add_hidden_child(self, owner_urn: str, type_: str, name: str, state: dict[str, Any], id_: str) -> dict[str, Any]:
+    def add_hidden_child(
+        self, owner_urn: str, type_: str, name: str, state: dict[str, Any], id_: str
+    ) -> dict[str, Any]:
         """Register a remote component's child so its reference re-hydrates; returns the reference."""
         urn = self.make_urn(owner_urn, type_, name)
         self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, id_, state)
@@ -152,7 +154,12 @@ class PlatformMocks(pulumi.runtime.Mocks):
             arn = f"arn:aws:iam::{PLACEHOLDER_ACCOUNT}:user/offline-synth"
             return {"accountId": PLACEHOLDER_ACCOUNT, "arn": arn, "userId": "OFFLINE", "id": PLACEHOLDER_ACCOUNT}, []
         if token == "aws:index/getPartition:getPartition":
-            return {"partition": "aws", "dnsSuffix": "amazonaws.com", "reverseDnsPrefix": "com.amazonaws", "id": "aws"}, []
+            return {
+                "partition": "aws",
+                "dnsSuffix": "amazonaws.com",
+                "reverseDnsPrefix": "com.amazonaws",
+                "id": "aws",
+            }, []
         if token == "aws:index/getRegion:getRegion":
             return {"region": self.region, "name": self.region, "id": self.region}, []
         if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
@@ -180,7 +187,11 @@ class PlatformMocks(pulumi.runtime.Mocks):
     def _outputs(self, typ: str, name: str, inputs: dict[str, Any], resource_id: str) -> dict[str, Any]:
         physical = inputs.get("name") or name
         if typ == "aws:iam/role:Role":
-            return {"arn": self._arn("iam", f"role/{physical}", regional=False), "name": physical, "uniqueId": "AROAOFFLINE"}
+            return {
+                "arn": self._arn("iam", f"role/{physical}", regional=False),
+                "name": physical,
+                "uniqueId": "AROAOFFLINE",
+            }
         if typ == "aws:iam/policy:Policy":
             return {"arn": self._arn("iam", f"policy/{physical}", regional=False), "name": physical}
         if typ == "aws:sqs/queue:Queue":

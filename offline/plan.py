@@ -42,7 +42,9 @@ def _ordered(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     differently between runs; any topological order is one the engine could have seen.
     """
     by_urn = {r["urn"]: r for r in resources}
-    waits = {urn: {d for d in [*r["dependencies"], r["parent"]] if d in by_urn and d != urn} for urn, r in by_urn.items()}
+    waits = {
+        urn: {d for d in [*r["dependencies"], r["parent"]] if d in by_urn and d != urn} for urn, r in by_urn.items()
+    }
     ordered: list[dict[str, Any]] = []
     done: set[str] = set()
     while waits:
@@ -66,7 +68,7 @@ class Plan:
     @classmethod
     def from_recording(cls, recording: Recording) -> Plan:
         known = {r.urn for r in recording.registrations}
-        resources = []
+        resources: list[dict[str, Any]] = []
         for r in recording.registrations:
             dependencies = []
             for urn in r.dependencies:

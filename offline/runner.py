@@ -23,7 +23,9 @@ class Recording:
     hidden: dict[str, str]  # urn of a remote component's child -> the component's urn
 
 
-def install_mocks(project: str, stack: str, region: str, config: dict[str, str], secret_keys: list[str]) -> RecordingMonitor:
+def install_mocks(
+    project: str, stack: str, region: str, config: dict[str, str], secret_keys: list[str]
+) -> RecordingMonitor:
     """Fresh runtime state, config and mocks: nothing leaks from an earlier run or test."""
     runtime_settings.reset_options(project=project, stack=stack, preview=False)
     pulumi.runtime.set_all_config(dict(config), secret_keys)
@@ -50,4 +52,6 @@ def record_program(project_dir: Path | str, stack: str) -> Recording:
         runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")
 
     run()
-    return Recording(stack=stack, settings=settings, registrations=list(monitor.registrations), hidden=dict(monitor.hidden))
+    return Recording(
+        stack=stack, settings=settings, registrations=list(monitor.registrations), hidden=dict(monitor.hidden)
+    )

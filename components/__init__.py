@@ -1,0 +1,1 @@
+"""gpu-platform components: pure renderers and the Pulumi components that use them."""

@@ -1,0 +1,212 @@
+"""Every settings rule has a failing example whose error names the key path and what is allowed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from components.settings import (
+    SUPPORTED_KUBERNETES_VERSIONS,
+    SettingsError,
+    StackSettings,
+    allowed_config_keys,
+    load_settings,
+)
+from tests.conftest import STACKS
+
+
+def _with(base: dict[str, str], key: str, value: Any) -> dict[str, str]:
+    """`base` with one top-level key replaced (structured values as the CLI passes them: JSON text)."""
+    config = dict(base)
+    if value is None:
+        config.pop(key, None)
+    else:
+        config[key] = value if isinstance(value, str) else json.dumps(value)
+    return config
+
+
+def _merged(base: dict[str, str], key: str, patch: dict[str, Any]) -> dict[str, str]:
+    """`base` with a structured key deep-merged with `patch`."""
+
+    def merge(left: Any, right: Any) -> Any:
+        if isinstance(left, dict) and isinstance(right, dict):
+            return {**left, **{k: merge(left.get(k), v) for k, v in right.items()}}
+        return right
+
+    current = json.loads(base[key]) if key in base else {}
+    return _with(base, key, merge(current, patch))
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_stack_file_is_valid(stack_configs: dict[str, dict[str, str]], stack: str) -> None:
+    settings = load_settings(stack_configs[stack])
+    assert isinstance(settings, StackSettings)
+    assert settings.gpu_sharing.strategy in ("time-slicing", "mps", "none")
+
+
+def test_staging_seed_values(stack_configs: dict[str, dict[str, str]]) -> None:
+    settings = load_settings(stack_configs["staging"])
+    assert (settings.region, settings.cluster_name) == ("us-west-1", "nextgen-learninglab")
+    assert (settings.gpu_sharing.strategy, settings.gpu_sharing.replicas) == ("time-slicing", 3)
+    assert settings.gpu_node_group.instance_types == ["g4dn.xlarge"]
+    assert (settings.gpu_nodes.max_pods, settings.gpu_nodes.pod_pids_limit) == (110, 32768)
+    assert settings.kubernetes_version in SUPPORTED_KUBERNETES_VERSIONS
+
+
+# (top-level key, deep patch or raw value, expected key path, fragment of the message)
+BAD_VALUES: list[tuple[str, Any, str, str]] = [
+    ("aws:region", "mars-east-1", "aws:region", "allowed: us-east-1"),
+    ("gpu-platform:clusterName", "x" * 44, "gpu-platform:clusterName", "at most 43 characters"),
+    ("gpu-platform:clusterName", "9-lives", "gpu-platform:clusterName", "start with a letter"),
+    ("gpu-platform:kubernetesVersion", "1.29", "gpu-platform:kubernetesVersion", "allowed: 1.34"),
+    ("gpu-platform:protectResources", "maybe", "gpu-platform:protectResources", "valid boolean"),
+    ("gpu-platform:network", {"vpcCidr": "10.0.0.0/33"}, "gpu-platform:network.vpcCidr", "IPv4 CIDR"),
+    ("gpu-platform:network", {"vpcCidr": "10.0.0.1/16"}, "gpu-platform:network.vpcCidr", "IPv4 CIDR"),
+    ("gpu-platform:network", {"vpcCidr": "10.0.0.0/24"}, "gpu-platform:network.vpcCidr", "/16 to /20"),
+    ("gpu-platform:network", {"availabilityZones": 1}, "gpu-platform:network.availabilityZones", "greater than or equal to 2"),
+    ("gpu-platform:network", {"natGateways": "many"}, "gpu-platform:network.natGateways", "'single' or 'one-per-az'"),
+    ("gpu-platform:network", {"existing": {"vpcId": "vpc-1", "privateSubnetIds": []}}, "gpu-platform:network.existing.vpcId", "pattern"),
+    ("gpu-platform:network", {"vpcCIDR": "10.0.0.0/16"}, "gpu-platform:network.vpcCIDR", "unknown key"),
+    ("gpu-platform:cluster", {"publicAccessCidrs": []}, "gpu-platform:cluster.publicAccessCidrs", "at least one CIDR"),
+    ("gpu-platform:cluster", {"publicAccessCidrs": ["0.0.0.0/0"]}, "gpu-platform:cluster.publicAccessCidrs", "not allowed"),
+    ("gpu-platform:cluster", {"adminPrincipalArns": ["admin"]}, "gpu-platform:cluster.adminPrincipalArns[0]", "IAM role or user ARN"),
+    ("gpu-platform:cluster", {"logTypes": ["everything"]}, "gpu-platform:cluster.logTypes[0]", "'api'"),
+    ("gpu-platform:cluster", {"vpcCni": {"prefixDelegation": "sometimes"}}, "gpu-platform:cluster.vpcCni.prefixDelegation", "boolean"),
+    ("gpu-platform:systemNodes", {"minSize": 1}, "gpu-platform:systemNodes.minSize", "greater than or equal to 2"),
+    ("gpu-platform:systemNodes", {"minSize": 3, "desiredSize": 2}, "gpu-platform:systemNodes", "minSize <= desiredSize"),
+    ("gpu-platform:systemNodes", {"instanceTypes": ["large"]}, "gpu-platform:systemNodes.instanceTypes[0]", "pattern"),
+    ("gpu-platform:gpuNodes", {"maxPods": 300}, "gpu-platform:gpuNodes.maxPods", "less than or equal to 250"),
+    ("gpu-platform:gpuNodes", {"maxPods": "many"}, "gpu-platform:gpuNodes.maxPods", "valid integer"),
+    ("gpu-platform:gpuNodes", {"podPidsLimit": 100}, "gpu-platform:gpuNodes.podPidsLimit", "greater than or equal to 1024"),
+    ("gpu-platform:gpuNodes", {"rootVolume": {"sizeGib": 10}}, "gpu-platform:gpuNodes.rootVolume.sizeGib", "greater than or equal to 20"),
+    ("gpu-platform:gpuNodes", {"rootVolume": {"sizeGib": 20, "iops": 12000}}, "gpu-platform:gpuNodes.rootVolume.iops", "needs at least 24 GiB"),
+    ("gpu-platform:gpuNodes", {"rootVolume": {"sizeGib": 19, "iops": 3000}}, "gpu-platform:gpuNodes.rootVolume.sizeGib", "greater than"),
+    ("gpu-platform:gpuNodes", {"rootVolume": {"sizeGib": 100, "iops": 2000}}, "gpu-platform:gpuNodes.rootVolume.iops", "3000"),
+    ("gpu-platform:gpuNodes", {"rootVolume": {"iops": 90000, "sizeGib": 500}}, "gpu-platform:gpuNodes.rootVolume.iops", "80000"),
+    ("gpu-platform:gpuNodes", {"rootVolume": {"throughputMibps": 100}}, "gpu-platform:gpuNodes.rootVolume.throughputMibps", "125"),
+    ("gpu-platform:gpuNodes", {"rootVolume": {"throughputMibps": 3000}}, "gpu-platform:gpuNodes.rootVolume.throughputMibps", "2000"),
+    ("gpu-platform:gpuNodes", {"rootVolume": {"iops": 3000, "throughputMibps": 1000}}, "gpu-platform:gpuNodes.rootVolume.throughputMibps", "needs at least 4000 IOPS"),
+    ("gpu-platform:gpuNodes", {"rootVolume": {"encrypted": False}}, "gpu-platform:gpuNodes.rootVolume.encrypted", "must be true"),
+    ("gpu-platform:gpuNodes", {"prePullImages": ["tensorflow"]}, "gpu-platform:gpuNodes.prePullImages[0]", "fully qualified"),
+    ("gpu-platform:gpuNodes", {"prePullImages": ["docker.io/library/busybox:latest"]}, "gpu-platform:gpuNodes.prePullImages[0]", "':latest'"),
+    ("gpu-platform:gpuNodeGroup", {"instanceTypes": ["m5.large"]}, "gpu-platform:gpuNodeGroup.instanceTypes[0]", "not a known NVIDIA GPU instance type"),
+    ("gpu-platform:gpuNodeGroup", {"instanceTypes": []}, "gpu-platform:gpuNodeGroup.instanceTypes", "at least 1 item"),
+    ("gpu-platform:gpuNodeGroup", {"capacityType": "RESERVED"}, "gpu-platform:gpuNodeGroup.capacityType", "'ON_DEMAND' or 'SPOT'"),
+    ("gpu-platform:gpuNodeGroup", {"minSize": 2, "desiredSize": 1}, "gpu-platform:gpuNodeGroup", "minSize <= desiredSize"),
+    ("gpu-platform:gpuSharing", {"strategy": "mig"}, "gpu-platform:gpuSharing.strategy", "'time-slicing', 'mps' or 'none'"),
+    ("gpu-platform:gpuSharing", {"replicas": 1}, "gpu-platform:gpuSharing.replicas", "2..64 for time-slicing"),
+    ("gpu-platform:gpuSharing", {"replicas": 0}, "gpu-platform:gpuSharing.replicas", "greater than or equal to 1"),
+    ("gpu-platform:gpuSharing", {"strategy": "mps", "replicas": 49}, "gpu-platform:gpuSharing.replicas", "2..48 for mps"),
+    ("gpu-platform:gpuSharing", {"strategy": "none", "replicas": 3}, "gpu-platform:gpuSharing.replicas", "must be 1"),
+    ("gpu-platform:gpuSharing", {"failRequestsGreaterThanOne": "yes please"}, "gpu-platform:gpuSharing.failRequestsGreaterThanOne", "boolean"),
+    ("gpu-platform:gpuSharing", {"renameByDefault": True}, "gpu-platform:gpuSharing.renameByDefault", "unknown key"),
+    ("gpu-platform:karpenter", {"replicas": 0}, "gpu-platform:karpenter.replicas", "greater than or equal to 1"),
+    ("gpu-platform:demo", {"replicas": 0}, "gpu-platform:demo.replicas", "greater than or equal to 1"),
+    ("gpu-platform:demo", {"namespace": "Learning_Lab"}, "gpu-platform:demo.namespace", "DNS label"),
+    ("gpu-platform:demo", {"image": "docker.io/tensorflow/tensorflow"}, "gpu-platform:demo.image", "tag or digest"),
+    ("gpu-platform:tags", {"": "x"}, 'gpu-platform:tags[""]', "at least 1 character"),
+    ("gpu-platform:network", "[1, 2", "gpu-platform:network", "structured value"),
+    ("gpu-platform:gpuSharng", {"strategy": "mps"}, "gpu-platform:gpuSharng", "unknown key; allowed: "),
+]  # fmt: skip
+
+POOL = {"name": "g4-nodepool", "instanceTypes": ["g4dn.xlarge"]}
+# (one pool's patch, expected key path under karpenter.nodePools[0], message fragment)
+BAD_POOLS: list[tuple[dict[str, Any], str, str]] = [
+    ({"name": "G4_pool"}, ".name", "DNS label"),
+    ({"instanceTypes": ["p3.2xlarge"]}, ".instanceTypes[0]", "not a known NVIDIA GPU instance type"),
+    ({"instanceFamilies": ["m5"], "instanceTypes": []}, ".instanceFamilies[0]", "not a known NVIDIA GPU family"),
+    ({"instanceFamilies": ["g5"]}, "", "exactly one of instanceFamilies or instanceTypes"),
+    ({"instanceTypes": []}, "", "exactly one of instanceFamilies or instanceTypes"),
+    ({"capacityTypes": ["reserved"]}, ".capacityTypes[0]", "'on-demand' or 'spot'"),
+    ({"capacityTypes": []}, ".capacityTypes", "at least 1 item"),
+    ({"architectures": ["arm64"]}, ".architectures[0]", "'amd64'"),
+    ({"gpuLimit": 0}, ".gpuLimit", "greater than or equal to 1"),
+    ({"cpuLimit": -1}, ".cpuLimit", "greater than or equal to 1"),
+    ({"expireAfter": "2 hours"}, ".expireAfter", "duration like"),
+    ({"consolidateAfter": "soon"}, ".consolidateAfter", "duration like"),
+    ({"consolidationPolicy": "WhenUnderutilized"}, ".consolidationPolicy", "'WhenEmpty'"),
+    ({"disruptionBudgets": [{"nodes": "110%"}]}, ".disruptionBudgets[0].nodes", "pattern"),
+    ({"disruptionBudgets": [{"nodes": "1", "schedule": "@daily"}]}, ".disruptionBudgets[0]", "set together"),
+    ({"disruptionBudgets": [{"nodes": "1", "reasons": ["Bored"]}]}, ".disruptionBudgets[0].reasons[0]", "'Underutilized'"),
+    ({"disruptionBudgets": []}, ".disruptionBudgets", "at least 1 item"),
+    ({"weight": 101}, ".weight", "less than or equal to 100"),
+    ({"gpuSharing": {"strategy": "time-slicing", "replicas": 1}}, ".gpuSharing.replicas", "2..64"),
+    ({"labels": {"a": "b"}}, ".labels", "unknown key"),
+]  # fmt: skip
+
+
+def _problems(config: dict[str, str]) -> list[tuple[str, str]]:
+    with pytest.raises(SettingsError) as caught:
+        load_settings(config)
+    return caught.value.problems
+
+
+@pytest.mark.parametrize(("key", "value", "path", "fragment"), BAD_VALUES, ids=[f"{c[2]}:{c[3]}" for c in BAD_VALUES])
+def test_bad_value_names_its_key(
+    stack_configs: dict[str, dict[str, str]], key: str, value: Any, path: str, fragment: str
+) -> None:
+    base = stack_configs["staging"]
+    config = _merged(base, key, value) if isinstance(value, dict) and key in base else _with(base, key, value)
+    problems = _problems(config)
+    assert any(p == path and fragment in message for p, message in problems), problems
+
+
+@pytest.mark.parametrize(
+    ("patch", "suffix", "fragment"), BAD_POOLS, ids=[f"{c[1] or 'pool'}:{c[2]}" for c in BAD_POOLS]
+)
+def test_bad_node_pool_names_its_key(
+    stack_configs: dict[str, dict[str, str]], patch: dict[str, Any], suffix: str, fragment: str
+) -> None:
+    config = _with(stack_configs["staging"], "gpu-platform:karpenter", {"nodePools": [{**POOL, **patch}]})
+    problems = _problems(config)
+    path = f"gpu-platform:karpenter.nodePools[0]{suffix}"
+    assert any(p == path and fragment in message for p, message in problems), problems
+
+
+def test_duplicate_pool_names_are_rejected(stack_configs: dict[str, dict[str, str]]) -> None:
+    config = _with(stack_configs["staging"], "gpu-platform:karpenter", {"nodePools": [POOL, POOL]})
+    assert any("repeated: g4-nodepool" in m for _, m in _problems(config))
+
+
+def test_max_pods_must_fit_the_cni_without_prefix_delegation(stack_configs: dict[str, dict[str, str]]) -> None:
+    config = _merged(stack_configs["staging"], "gpu-platform:cluster", {"vpcCni": {"prefixDelegation": False}})
+    problems = _problems(config)
+    assert ("gpu-platform:gpuNodes.maxPods", problems[0][1]) == problems[0]
+    assert "29 pods" in problems[0][1] and "prefixDelegation" in problems[0][1]
+    # ... and a limit the ENIs can serve is accepted.
+    load_settings(_merged(config, "gpu-platform:gpuNodes", {"maxPods": 29}))
+
+
+def test_demo_needs_gpu_capacity(stack_configs: dict[str, dict[str, str]]) -> None:
+    config = _merged(stack_configs["staging"], "gpu-platform:gpuNodeGroup", {"enabled": False})
+    config = _merged(config, "gpu-platform:karpenter", {"enabled": False})
+    assert any(p == "gpu-platform:demo.enabled" for p, _ in _problems(config))
+
+
+def test_required_keys_are_reported(stack_configs: dict[str, dict[str, str]]) -> None:
+    config = _with(_with(stack_configs["staging"], "aws:region", None), "gpu-platform:clusterName", None)
+    assert dict(_problems(config)) == {"aws:region": "required", "gpu-platform:clusterName": "required"}
+
+
+def test_every_problem_is_reported_at_once(stack_configs: dict[str, dict[str, str]]) -> None:
+    config = _with(stack_configs["staging"], "aws:region", "nowhere")
+    config = _with(config, "gpu-platform:kubernetesVersion", "0.1")
+    config = _merged(config, "gpu-platform:gpuSharing", {"replicas": 1})
+    paths = {p for p, _ in _problems(config)}
+    assert {"aws:region", "gpu-platform:kubernetesVersion", "gpu-platform:gpuSharing.replicas"} <= paths
+
+
+def test_error_text_lists_allowed_keys_for_a_typo() -> None:
+    problems = _problems({"aws:region": "us-west-1", "gpu-platform:clusterNmae": "x"})
+    typo = dict(problems)["gpu-platform:clusterNmae"]
+    assert all(key in typo for key in allowed_config_keys())
+
+
+def test_sharing_profiles_are_distinct_and_sorted(stack_configs: dict[str, dict[str, str]]) -> None:
+    prod = load_settings(stack_configs["prod"])
+    profiles = [s.profile for s in prod.sharing_profiles]
+    assert profiles == sorted(set(profiles)) == ["time-slicing-3", "time-slicing-4"]
+    assert prod.sharing_for(prod.karpenter.node_pools[1]).replicas == 4
+    assert prod.sharing_for(prod.karpenter.node_pools[0]) == prod.gpu_sharing
