@@ -80,7 +80,9 @@ class Cluster(pulumi.ComponentResource):
             create_oidc_provider=True,
             endpoint_private_access=True,
             endpoint_public_access=cluster_settings.endpoint_public_access,
-            public_access_cidrs=cluster_settings.public_access_cidrs or None,
+            public_access_cidrs=cluster_settings.public_access_cidrs
+            if cluster_settings.endpoint_public_access
+            else None,
             enabled_cluster_log_types=list(cluster_settings.log_types),
             encryption_config_key_arn=self.secrets_key.arn,
             # Karpenter selects exactly this security group for the nodes it launches.

@@ -188,7 +188,8 @@ class VpcCniSettings(_Model):
 
 
 class ClusterSettings(_Model):
-    endpoint_public_access: bool = True
+    # Private by default: a public endpoint must be asked for, and then only for listed CIDRs.
+    endpoint_public_access: bool = False
     public_access_cidrs: list[Cidr] = []
     admin_principal_arns: list[PrincipalArn] = []
     log_types: list[Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]] = [
@@ -396,7 +397,7 @@ class StackSettings(_Model):
     protect_resources: bool = False
     tags: dict[Annotated[str, Field(min_length=1, max_length=128)], Annotated[str, Field(max_length=256)]] = {}
     network: NetworkSettings = NetworkSettings()
-    cluster: ClusterSettings = ClusterSettings(public_access_cidrs=["192.0.2.0/24"], endpoint_public_access=False)
+    cluster: ClusterSettings = ClusterSettings()
     system_nodes: SystemNodeGroupSettings = SystemNodeGroupSettings()
     gpu_nodes: GpuNodeSettings = GpuNodeSettings()
     gpu_node_group: GpuNodeGroupSettings = GpuNodeGroupSettings()
