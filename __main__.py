@@ -3,6 +3,10 @@
 import pulumi
 
 from components.cluster import Cluster, ClusterArgs
+from components.demo import DemoWorkload, DemoWorkloadArgs
+from components.device_plugin import DevicePlugin, DevicePluginArgs
+from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
+from components.karpenter import Karpenter, KarpenterArgs
 from components.network import Network, NetworkArgs
 from components.settings import read_settings
 
@@ -12,10 +16,34 @@ network = Network("network", NetworkArgs(settings=settings))
 cluster = Cluster("cluster", ClusterArgs(settings=settings, network=network))
 
 # --- GPU nodes (issue 3) ---
+if settings.gpu_node_group.enabled:
+    GpuNodeGroup(
+        "gpu-nodes",
+        GpuNodeGroupArgs(settings=settings, cluster=cluster.eks, subnet_ids=network.private_subnet_ids),
+    )
 
 # --- Karpenter (issue 4) ---
+if settings.karpenter.enabled:
+    karpenter = Karpenter(
+        "karpenter",
+        KarpenterArgs(
+            settings=settings,
+            cluster_name=cluster.name,
+            cluster_endpoint=cluster.eks.eks_cluster.endpoint,
+            k8s_provider=cluster.provider,
+            system_node_group=cluster.system_node_group,
+            pod_identity_agent=cluster.pod_identity_agent,
+        ),
+    )
+    pulumi.export("karpenterInterruptionQueue", karpenter.interruption_queue.name)
 
 # --- NVIDIA device plugin and demo (issue 5) ---
+device_plugin = DevicePlugin("nvidia-device-plugin", DevicePluginArgs(settings=settings, k8s_provider=cluster.provider))
+if settings.demo.enabled:
+    DemoWorkload(
+        "learning-lab",
+        DemoWorkloadArgs(settings=settings, k8s_provider=cluster.provider, device_plugin=device_plugin),
+    )
 
 pulumi.export("clusterName", cluster.name)
 pulumi.export("kubeconfig", pulumi.Output.secret(cluster.eks.kubeconfig_json))

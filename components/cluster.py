@@ -34,6 +34,7 @@ class Cluster(pulumi.ComponentResource):
     eks: eks.Cluster
     provider: k8s.Provider
     system_node_group: ManagedNodeGroup
+    pod_identity_agent: aws.eks.Addon
 
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-platform:cluster:Cluster", name, None, opts)
@@ -102,7 +103,7 @@ class Cluster(pulumi.ComponentResource):
         cluster_name = self.eks.eks_cluster.name
 
         # Karpenter's controller gets its AWS credentials through EKS Pod Identity.
-        aws.eks.Addon(
+        self.pod_identity_agent = aws.eks.Addon(
             f"{name}-pod-identity-agent",
             cluster_name=cluster_name,
             addon_name="eks-pod-identity-agent",
@@ -138,6 +139,8 @@ class Cluster(pulumi.ComponentResource):
                 )
                 for kind in ("instance", "volume")
             ],
+            # The node security group Karpenter's nodes select too, so every node shares one group.
+            vpc_security_group_ids=[self.eks.node_security_group_id],
             tags=settings.tags,
             opts=child,
         )
@@ -146,7 +149,7 @@ class Cluster(pulumi.ComponentResource):
             f"{name}-system",
             cluster=self.eks,
             node_group_name=f"{self.name}-system",
-            node_role=system_role,
+            node_role=system_role.role,
             ami_type="AL2023_x86_64_STANDARD",
             instance_types=list(system.instance_types),
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
@@ -158,7 +161,7 @@ class Cluster(pulumi.ComponentResource):
                 id=system_template.id, version=system_template.latest_version.apply(str)
             ),
             tags=settings.tags,
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=system_role.attachments),
         )
 
         self.provider = k8s.Provider(

@@ -61,7 +61,7 @@ def capacity_rows(settings: StackSettings) -> list[CapacityRow]:
                         sharing.profile,
                         sharing.replicas,
                         schedulable_gpus(gpus, sharing),
-                        # NodePool limits count physical GPUs; each one serves `replicas` pods.
+                        # gpuLimit counts physical GPUs; the NodePool's nvidia.com/gpu limit is gpuLimit x replicas.
                         schedulable_gpus(pool.gpu_limit, sharing),
                     )
                 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
@@ -19,9 +20,14 @@ EC2_TRUST_POLICY = json.dumps(
 )
 
 
-def create_node_role(
-    resource_name: str, role_name: str, tags: Mapping[str, str], parent: pulumi.Resource
-) -> aws.iam.Role:
+@dataclass(frozen=True)
+class NodeRole:
+    role: aws.iam.Role
+    # Node groups wait for these: a node whose role lacks its policies cannot join or pull images.
+    attachments: list[aws.iam.RolePolicyAttachment]
+
+
+def create_node_role(resource_name: str, role_name: str, tags: Mapping[str, str], parent: pulumi.Resource) -> NodeRole:
     """A node role named `role_name` with NODE_ROLE_MANAGED_POLICIES attached (children of `parent`)."""
     role = aws.iam.Role(
         resource_name,
@@ -30,11 +36,13 @@ def create_node_role(
         tags=dict(tags),
         opts=pulumi.ResourceOptions(parent=parent),
     )
-    for policy in NODE_ROLE_MANAGED_POLICIES:
+    attachments = [
         aws.iam.RolePolicyAttachment(
             f"{resource_name}-{policy}",
             role=role.name,
             policy_arn=f"arn:aws:iam::aws:policy/{policy}",
             opts=pulumi.ResourceOptions(parent=parent),
         )
-    return role
+        for policy in NODE_ROLE_MANAGED_POLICIES
+    ]
+    return NodeRole(role, attachments)

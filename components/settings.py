@@ -378,9 +378,20 @@ class KarpenterSettings(_Model):
         return self
 
 
+# Namespaces the cluster owns: the demo creates its namespace and enforces the `restricted` Pod
+# Security Standard on it, which would reject the device plugin's hostPath pods in kube-system.
+RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def _demo_namespace(value: str) -> str:
+    if value in RESERVED_NAMESPACES:
+        raise ValueError(f"'{value}' is reserved; use a namespace of its own (not {', '.join(RESERVED_NAMESPACES)})")
+    return value
+
+
 class DemoSettings(_Model):
     enabled: bool = False
-    namespace: DnsLabel = "learning-lab"
+    namespace: Annotated[DnsLabel, AfterValidator(_demo_namespace)] = "learning-lab"
     replicas: Annotated[int, Field(ge=1, le=50)] = 3
     image: PinnedImage = "docker.io/tensorflow/tensorflow:2.12.0-gpu"
 

@@ -220,7 +220,7 @@ def evaluate_cel_rules(value: Any, schema: Mapping[str, Any], path: str = "") ->
             continue
         try:
             passed = compile_rule(rule).execute(_cel_context(value))
-        except Exception as exc:  # noqa: BLE001 - any evaluation failure is a rejection
+        except Exception as exc:  # any evaluation failure (e.g. int('x')) rejects the object
             errors.append(f"{where}: CEL error in {rule!r}: {exc}")
             continue
         if passed is not True:

@@ -173,12 +173,18 @@ def test_system_node_group(plans: dict[str, Plan], stack_configs: dict[str, dict
     template = plan.one("aws:ec2/launchTemplate:LaunchTemplate", "cluster-system")
     assert inputs["launchTemplate"] == {"id": "cluster-system-id", "version": "1"}
     assert template["inputs"]["metadataOptions"]["httpTokens"] == "required"
+    # Every node shares the node security group (the one Karpenter selects by its discovery tag).
+    (security_group,) = template["inputs"]["vpcSecurityGroupIds"]
+    assert security_group.startswith("sg-")
+    for other in plan.of_type("aws:ec2/launchTemplate:LaunchTemplate"):
+        assert other["inputs"]["vpcSecurityGroupIds"] == [security_group], other["name"]
     ebs = template["inputs"]["blockDeviceMappings"][0]["ebs"]
     assert (ebs["encrypted"], ebs["volumeType"]) == ("true", "gp3")
     role = plan.by_urn(next(d for d in group["dependencies"] if "aws:iam/role:Role" in d))
     attachments = [
         a for a in plan.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment") if role["urn"] in a["dependencies"]
     ]
+    assert {a["urn"] for a in attachments} <= set(group["dependencies"]), "nodes join only with their policies"
     assert sorted(a["inputs"]["policyArn"].rsplit("/", 1)[1] for a in attachments) == [
         "AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonSSMManagedInstanceCore",
     ]  # fmt: skip

@@ -1,0 +1,47 @@
+"""The learning-lab demo: pods that each request `nvidia.com/gpu: 1` and share one physical GPU.
+
+Objects are rendered by `components.device_plugin_manifests` (security context and why it runs
+non-root are explained there); this component only creates them, after the device plugin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import device_plugin_manifests as manifests
+from components.device_plugin import DevicePlugin
+from components.settings import StackSettings
+
+
+@dataclass(frozen=True)
+class DemoWorkloadArgs:
+    settings: StackSettings
+    k8s_provider: k8s.Provider
+    device_plugin: DevicePlugin
+
+
+class DemoWorkload(pulumi.ComponentResource):
+    namespace: k8s.core.v1.Namespace
+    deployment: k8s.apps.v1.Deployment
+
+    def __init__(self, name: str, args: DemoWorkloadArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-platform:demo:DemoWorkload", name, None, opts)
+        settings = args.settings
+        child = pulumi.ResourceOptions(parent=self, provider=args.k8s_provider)
+
+        namespace = manifests.demo_namespace(settings.demo, settings.kubernetes_version)
+        self.namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=namespace["metadata"], opts=child)
+
+        deployment = manifests.demo_deployment(settings.demo)
+        # In its namespace, and only once the device plugin can advertise nvidia.com/gpu.
+        after_plugin = pulumi.ResourceOptions(depends_on=[self.namespace, *args.device_plugin.daemon_sets])
+        self.deployment = k8s.apps.v1.Deployment(
+            name,
+            metadata=deployment["metadata"],
+            spec=deployment["spec"],
+            opts=pulumi.ResourceOptions.merge(child, after_plugin),
+        )
+        self.register_outputs({"namespace": self.namespace.metadata.name, "deployment": self.deployment.metadata.name})

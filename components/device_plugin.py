@@ -1,0 +1,54 @@
+"""The NVIDIA device plugin: per sharing profile a ConfigMap and its DaemonSet(s) in kube-system.
+
+Objects are rendered by `components.device_plugin_manifests` (its docstring explains the one
+DaemonSet per sharing profile design) and created as typed Kubernetes resources, unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import device_plugin_manifests as manifests
+from components.settings import StackSettings
+
+
+@dataclass(frozen=True)
+class DevicePluginArgs:
+    settings: StackSettings
+    k8s_provider: k8s.Provider
+
+
+class DevicePlugin(pulumi.ComponentResource):
+    config_maps: list[k8s.core.v1.ConfigMap]
+    # Every DaemonSet (plugins and MPS control daemons): GPU workloads wait for these.
+    daemon_sets: list[k8s.apps.v1.DaemonSet]
+
+    def __init__(self, name: str, args: DevicePluginArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-platform:gpu:DevicePlugin", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, provider=args.k8s_provider)
+        self.config_maps = []
+        self.daemon_sets = []
+        for sharing in args.settings.sharing_profiles:
+            objects = manifests.device_plugin_objects(sharing)
+            config_map = k8s.core.v1.ConfigMap(
+                f"{name}-{objects.profile}-config",
+                metadata=objects.config_map["metadata"],
+                data=objects.config_map["data"],
+                opts=child,
+            )
+            self.config_maps.append(config_map)
+            # The pods mount the ConfigMap by name: it must exist before they start.
+            after_config = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[config_map]))
+            named = [(f"{name}-{objects.profile}", objects.daemon_set)]
+            if objects.mps_control_daemon_set is not None:
+                named.append((f"{name}-{objects.profile}-mps-control-daemon", objects.mps_control_daemon_set))
+            for logical_name, daemon_set in named:
+                self.daemon_sets.append(
+                    k8s.apps.v1.DaemonSet(
+                        logical_name, metadata=daemon_set["metadata"], spec=daemon_set["spec"], opts=after_config
+                    )
+                )
+        self.register_outputs({"daemonSetNames": [ds.metadata.name for ds in self.daemon_sets]})

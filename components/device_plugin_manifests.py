@@ -1,0 +1,445 @@
+"""Kubernetes objects of the NVIDIA device plugin (one DaemonSet per sharing profile) and the demo workload.
+
+Why one ConfigMap + one DaemonSet per sharing profile, and not the Helm chart's config-manager:
+the chart serves several configs from one DaemonSet by running `config-manager` as an init
+container and a sidecar that watch the node's `nvidia.com/device-plugin.config` label, symlink the
+chosen file and SIGHUP the plugin. That needs a ServiceAccount with a ClusterRole on nodes,
+`shareProcessNamespace`, an exact argv[0], and it exits on an unknown label value (the chart's
+own MPS sidecar signals the wrong process name, NVIDIA/k8s-device-plugin PR #1827). It also does
+not notice ConfigMap content edits. A profile here is a fixed pair of node labels instead
+(`constants.gpu_node_labels(profile)`, set on managed GPU nodes and Karpenter GPU nodes alike):
+each DaemonSet requires its profile label and the GPU label, mounts its own one-key ConfigMap
+read-only, carries a checksum of it on the pod template, and never talks to the API server - no
+RBAC, no token, no sidecar. A node runs exactly one plugin: its own profile's. The profile name
+encodes strategy, replicas and strictness, so changing those creates a new ConfigMap/DaemonSet
+pair for newly labelled nodes; the checksum rolls the pods on every other change of the file
+(flags, a renderer or plugin upgrade).
+
+MPS adds the control daemon the plugin waits for (per profile, selected by the same labels
+instead of GFD's `nvidia.com/mps.capable`, with selector labels distinct from the plugin's,
+NVIDIA/k8s-device-plugin#982).
+
+All renderers are pure: settings in, plain dicts (camelCase, full objects) out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from components.constants import (
+    DEVICE_PLUGIN_IMAGE,
+    GPU_LABEL_KEY,
+    GPU_LABEL_VALUE,
+    GPU_RESOURCE,
+    GPU_TAINT,
+    PROJECT,
+    SHARING_PROFILE_LABEL_KEY,
+)
+from components.device_plugin_config import PluginConfig, plugin_config_for, render_config
+from components.settings import DemoSettings, GpuSharingSettings
+
+Manifest = dict[str, Any]
+
+NAMESPACE = "kube-system"
+PLUGIN_APP = "nvidia-device-plugin"
+MPS_DAEMON_APP = "nvidia-mps-control-daemon"
+PLUGIN_VERSION = DEVICE_PLUGIN_IMAGE.rsplit(":", 1)[1]
+
+CONFIG_KEY = "config.yaml"
+# Not under /etc/nvidia: toolkit 1.20's update-application-profile hook creates a directory there in
+# every GPU container and fails container creation on a read-only mount (nvidia-container-toolkit#2026).
+CONFIG_MOUNT_PATH = "/etc/nvidia-device-plugin"
+CONFIG_FILE = f"{CONFIG_MOUNT_PATH}/{CONFIG_KEY}"
+CHECKSUM_ANNOTATION = "checksum/config"
+# The kubelet's device-plugin registration directory; the plugin puts its socket there.
+DEVICE_PLUGINS_DIR = "/var/lib/kubelet/device-plugins"
+# Where the MPS control daemon and the plugin expect the MPS root inside their containers (mps.ContainerRoot).
+MPS_CONTAINER_ROOT = "/mps"
+
+# Plugin and MPS control daemon are small Go daemons (tens of MiB); limits bound a leak, not normal use.
+DAEMON_RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"cpu": "500m", "memory": "256Mi"}}
+# The NVIDIA runtime's createContainer hooks write into the root filesystem of every container it
+# injects GPUs into (ld.so.cache, symlinks, application profiles); with a read-only root filesystem
+# container creation fails (kserve#5711, nvidia-container-toolkit#2026). So GPU containers keep a
+# writable root filesystem - a deliberate exception to read-only roots, nothing else writes there.
+GPU_CONTAINER_READ_ONLY_ROOT = False
+# The image's own ENV; repeated so the NVIDIA runtime injects every GPU into a pod that requests none.
+NVIDIA_RUNTIME_ENV = [
+    {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+    {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
+]
+
+
+def _plain(manifest: Manifest) -> Manifest:
+    """A tree of fresh dicts and lists: nothing shared within or across manifests (safe to mutate, no YAML aliases)."""
+    plain: Manifest = json.loads(json.dumps(manifest))
+    return plain
+
+
+def config_checksum(config_text: str) -> str:
+    return hashlib.sha256(config_text.encode()).hexdigest()
+
+
+def plugin_name(profile: str) -> str:
+    return f"{PLUGIN_APP}-{profile}"
+
+
+def config_map_name(profile: str) -> str:
+    return f"{plugin_name(profile)}-config"
+
+
+def mps_daemon_name(profile: str) -> str:
+    return f"{MPS_DAEMON_APP}-{profile}"
+
+
+def _labels(app: str, name: str, component: str, profile: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(selector labels, all labels). Selectors are immutable on a DaemonSet: keep them to name and instance."""
+    selector = {"app.kubernetes.io/name": app, "app.kubernetes.io/instance": name}
+    labels = {
+        **selector,
+        "app.kubernetes.io/component": component,
+        "app.kubernetes.io/version": PLUGIN_VERSION,
+        "app.kubernetes.io/part-of": PROJECT,
+        "app.kubernetes.io/managed-by": "pulumi",
+        SHARING_PROFILE_LABEL_KEY: profile,
+    }
+    return selector, labels
+
+
+def gpu_node_affinity(profile: str) -> Manifest:
+    """Only GPU nodes of this sharing profile: both labels exist on managed and Karpenter GPU nodes."""
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": GPU_LABEL_KEY, "operator": "In", "values": [GPU_LABEL_VALUE]},
+                            {"key": SHARING_PROFILE_LABEL_KEY, "operator": "In", "values": [profile]},
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+
+
+GPU_TAINT_TOLERATION: Manifest = {"key": GPU_TAINT["key"], "operator": "Exists", "effect": GPU_TAINT["effect"]}
+
+
+def _config_volume(profile: str) -> Manifest:
+    return {
+        "name": "config",
+        "configMap": {"name": config_map_name(profile), "items": [{"key": CONFIG_KEY, "path": CONFIG_KEY}]},
+    }
+
+
+CONFIG_MOUNT: Manifest = {"name": "config", "mountPath": CONFIG_MOUNT_PATH, "readOnly": True}
+
+
+def required_capabilities(config: PluginConfig) -> list[str]:
+    """Capabilities the plugin needs for this config: CAP_SYS_ADMIN for MIG or `volume-mounts` device lists.
+
+    Same rule as the chart's securityContext helper, computed from the actual config instead of
+    assumed for an opaque ConfigMap; with `migStrategy: none` and `envvar` it is none at all.
+    """
+    plugin_flags = config.flags.plugin
+    strategies = plugin_flags.device_list_strategies if plugin_flags else ("envvar",)
+    if config.flags.mig_strategy not in (None, "none") or "volume-mounts" in strategies:
+        return ["SYS_ADMIN"]
+    return []
+
+
+def _add(capabilities: list[str]) -> Manifest:
+    return {"add": capabilities} if capabilities else {}
+
+
+def _mps_root(config: PluginConfig) -> str:
+    if config.strategy != "mps" or not config.flags.mps_root:
+        raise ValueError("only an MPS config (which always names flags.mpsRoot) has an MPS root")
+    return config.flags.mps_root
+
+
+def config_map(profile: str, config_text: str) -> Manifest:
+    _, labels = _labels(PLUGIN_APP, plugin_name(profile), "device-plugin", profile)
+    return _plain(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": config_map_name(profile), "namespace": NAMESPACE, "labels": labels},
+            "data": {CONFIG_KEY: config_text},
+        }
+    )
+
+
+def _mps_volumes(mps_root: str) -> list[Manifest]:
+    return [
+        {"name": "mps-root", "hostPath": {"path": mps_root, "type": "DirectoryOrCreate"}},
+        # A tmpfs the control daemon's init container mounts there (mount-shm); it exists once that ran.
+        {"name": "mps-shm", "hostPath": {"path": f"{mps_root}/shm"}},
+    ]
+
+
+MPS_MOUNTS: list[Manifest] = [
+    {"name": "mps-root", "mountPath": MPS_CONTAINER_ROOT},
+    {"name": "mps-shm", "mountPath": "/dev/shm"},
+]
+
+
+def device_plugin_daemon_set(profile: str, config: PluginConfig, config_text: str) -> Manifest:
+    name = plugin_name(profile)
+    selector, labels = _labels(PLUGIN_APP, name, "device-plugin", profile)
+    env = [{"name": "CONFIG_FILE", "value": CONFIG_FILE}, *NVIDIA_RUNTIME_ENV]
+    mounts = [{"name": "kubelet-device-plugins-dir", "mountPath": DEVICE_PLUGINS_DIR}, CONFIG_MOUNT]
+    volumes = [
+        {"name": "kubelet-device-plugins-dir", "hostPath": {"path": DEVICE_PLUGINS_DIR, "type": "Directory"}},
+        _config_volume(profile),
+    ]
+    if config.strategy == "mps":
+        # The config already names mpsRoot; the env var mirrors it (the chart always sets it, issue #1132).
+        env.append({"name": "MPS_ROOT", "value": _mps_root(config)})
+        mounts += MPS_MOUNTS
+        volumes += _mps_volumes(_mps_root(config))
+    return _plain(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
+            "spec": {
+                "selector": {"matchLabels": selector},
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
+                "template": {
+                    "metadata": {"labels": labels, "annotations": {CHECKSUM_ANNOTATION: config_checksum(config_text)}},
+                    "spec": {
+                        "priorityClassName": "system-node-critical",
+                        # The plugin talks to the kubelet over its socket, never to the API server.
+                        "automountServiceAccountToken": False,
+                        "enableServiceLinks": False,
+                        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+                        "affinity": gpu_node_affinity(profile),
+                        "tolerations": [GPU_TAINT_TOLERATION],
+                        "containers": [
+                            {
+                                "name": "nvidia-device-plugin-ctr",
+                                "image": DEVICE_PLUGIN_IMAGE,
+                                "imagePullPolicy": "IfNotPresent",
+                                "command": ["nvidia-device-plugin"],
+                                "env": env,
+                                # Runs as root (image USER 0) to write its socket into the root-owned kubelet directory.
+                                "securityContext": {
+                                    "allowPrivilegeEscalation": False,
+                                    "readOnlyRootFilesystem": GPU_CONTAINER_READ_ONLY_ROOT,
+                                    "capabilities": {"drop": ["ALL"], **_add(required_capabilities(config))},
+                                },
+                                "resources": DAEMON_RESOURCES,
+                                "volumeMounts": mounts,
+                            }
+                        ],
+                        "volumes": volumes,
+                    },
+                },
+            },
+        }
+    )
+
+
+def mps_control_daemon_set(profile: str, config: PluginConfig, config_text: str) -> Manifest:
+    """The MPS control daemon the plugin waits for (`/mps/.ready`) before it advertises MPS replicas.
+
+    Privileged by necessity: it sets the GPU compute mode (`nvidia-smi -c EXCLUSIVE_PROCESS`) and
+    mounts a shared tmpfs for MPS clients with bidirectional propagation; hostPID lets the MPS
+    server see client processes of other pods (chart `mps.enableHostPID`).
+    """
+    name = mps_daemon_name(profile)
+    selector, labels = _labels(MPS_DAEMON_APP, name, "mps-control-daemon", profile)
+    privileged = {"privileged": True}
+    return _plain(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
+            "spec": {
+                "selector": {"matchLabels": selector},
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
+                "template": {
+                    "metadata": {"labels": labels, "annotations": {CHECKSUM_ANNOTATION: config_checksum(config_text)}},
+                    "spec": {
+                        "priorityClassName": "system-node-critical",
+                        "automountServiceAccountToken": False,
+                        "enableServiceLinks": False,
+                        "hostPID": True,
+                        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+                        "affinity": gpu_node_affinity(profile),
+                        "tolerations": [GPU_TAINT_TOLERATION],
+                        "initContainers": [
+                            {
+                                "name": "mps-control-daemon-mounts",
+                                "image": DEVICE_PLUGIN_IMAGE,
+                                "imagePullPolicy": "IfNotPresent",
+                                "command": ["mps-control-daemon", "mount-shm"],
+                                "securityContext": privileged,
+                                "resources": DAEMON_RESOURCES,
+                                "volumeMounts": [
+                                    {
+                                        "name": "mps-root",
+                                        "mountPath": MPS_CONTAINER_ROOT,
+                                        "mountPropagation": "Bidirectional",
+                                    }
+                                ],
+                            }
+                        ],
+                        "containers": [
+                            {
+                                "name": "mps-control-daemon-ctr",
+                                "image": DEVICE_PLUGIN_IMAGE,
+                                "imagePullPolicy": "IfNotPresent",
+                                "command": ["mps-control-daemon"],
+                                "env": [{"name": "CONFIG_FILE", "value": CONFIG_FILE}, *NVIDIA_RUNTIME_ENV],
+                                "securityContext": privileged,
+                                "resources": DAEMON_RESOURCES,
+                                "volumeMounts": [*MPS_MOUNTS, CONFIG_MOUNT],
+                            }
+                        ],
+                        "volumes": [*_mps_volumes(_mps_root(config)), _config_volume(profile)],
+                    },
+                },
+            },
+        }
+    )
+
+
+@dataclass(frozen=True)
+class ProfileObjects:
+    """Everything one sharing profile deploys."""
+
+    profile: str
+    config: PluginConfig
+    config_text: str
+    config_map: Manifest
+    daemon_set: Manifest
+    mps_control_daemon_set: Manifest | None  # MPS profiles only
+
+    @property
+    def daemon_sets(self) -> tuple[Manifest, ...]:
+        mps = self.mps_control_daemon_set
+        return (self.daemon_set,) if mps is None else (self.daemon_set, mps)
+
+
+def device_plugin_objects(sharing: GpuSharingSettings) -> ProfileObjects:
+    profile = sharing.profile
+    config = plugin_config_for(sharing)
+    text = render_config(config)
+    return ProfileObjects(
+        profile=profile,
+        config=config,
+        config_text=text,
+        config_map=config_map(profile, text),
+        daemon_set=device_plugin_daemon_set(profile, config, text),
+        mps_control_daemon_set=mps_control_daemon_set(profile, config, text) if config.strategy == "mps" else None,
+    )
+
+
+# --- demo workload -------------------------------------------------------------------------------
+
+DEMO_APP = "learning-lab"
+DEMO_GPUS_PER_POD = 1
+DEMO_RESOURCES = {
+    "requests": {"cpu": "250m", "memory": "1Gi"},
+    # Extended resources are set as limits only; the request defaults to the limit.
+    "limits": {"cpu": "1", "memory": "2Gi", GPU_RESOURCE: str(DEMO_GPUS_PER_POD)},
+}
+# Non-root: the TensorFlow image sets no USER but runs under any uid (its docs suggest `-u`); the NVIDIA
+# device nodes keep the driver's default mode 0666 (NVreg_DeviceFileMode), so GPU access needs neither
+# root nor a capability. The uid has no home in the image: HOME points at a small emptyDir.
+DEMO_UID = 1000
+# Exit non-zero without a GPU (CrashLoopBackOff makes a broken plugin visible), else idle.
+DEMO_SCRIPT = (
+    "python -c \"import tensorflow as tf; gpus = tf.config.list_physical_devices('GPU'); "
+    "print('GPUs visible:', gpus); raise SystemExit(0 if gpus else 1)\" && exec sleep infinity"
+)
+
+
+def demo_namespace(demo: DemoSettings, kubernetes_version: str) -> Manifest:
+    """The demo's namespace enforces the `restricted` Pod Security Standard of the cluster's version."""
+    return _plain(
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {
+                "name": demo.namespace,
+                "labels": {
+                    "app.kubernetes.io/part-of": PROJECT,
+                    "pod-security.kubernetes.io/enforce": "restricted",
+                    "pod-security.kubernetes.io/enforce-version": f"v{kubernetes_version}",
+                },
+            },
+        }
+    )
+
+
+def demo_deployment(demo: DemoSettings) -> Manifest:
+    """Pods that each request one (shared) GPU, prove TensorFlow sees it, then sleep."""
+    selector = {"app.kubernetes.io/name": DEMO_APP}
+    labels = {**selector, "app.kubernetes.io/part-of": PROJECT, "app.kubernetes.io/managed-by": "pulumi"}
+    return _plain(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": DEMO_APP, "namespace": demo.namespace, "labels": labels},
+            "spec": {
+                "replicas": demo.replicas,
+                "selector": {"matchLabels": selector},
+                # The pods fill the node's GPU slots: replace one at a time instead of surging into a new GPU node.
+                "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "automountServiceAccountToken": False,
+                        "enableServiceLinks": False,
+                        # `sleep` as PID 1 ignores SIGTERM: do not wait the default 30 s for it.
+                        "terminationGracePeriodSeconds": 5,
+                        "securityContext": {
+                            "runAsNonRoot": True,
+                            "runAsUser": DEMO_UID,
+                            "runAsGroup": DEMO_UID,
+                            "seccompProfile": {"type": "RuntimeDefault"},
+                        },
+                        "nodeSelector": {GPU_LABEL_KEY: GPU_LABEL_VALUE},
+                        "tolerations": [
+                            {
+                                "key": GPU_TAINT["key"],
+                                "operator": "Equal",
+                                "value": GPU_TAINT["value"],
+                                "effect": GPU_TAINT["effect"],
+                            }
+                        ],
+                        "containers": [
+                            {
+                                "name": "tensorflow",
+                                "image": demo.image,
+                                "imagePullPolicy": "IfNotPresent",
+                                "command": ["/bin/sh", "-c", DEMO_SCRIPT],
+                                "env": [
+                                    {"name": "HOME", "value": "/tmp"},
+                                    # Time-slicing has no memory isolation: never grab the whole GPU memory up front.
+                                    {"name": "TF_FORCE_GPU_ALLOW_GROWTH", "value": "true"},
+                                ],
+                                "resources": DEMO_RESOURCES,
+                                "securityContext": {
+                                    "allowPrivilegeEscalation": False,
+                                    "readOnlyRootFilesystem": GPU_CONTAINER_READ_ONLY_ROOT,
+                                    "runAsNonRoot": True,
+                                    "capabilities": {"drop": ["ALL"]},
+                                },
+                                "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+                            }
+                        ],
+                        "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "1Gi"}}],
+                    },
+                },
+            },
+        }
+    )

@@ -1,0 +1,255 @@
+"""Karpenter 1.14.1 objects as plain dicts: GPU NodePools, their EC2NodeClasses, the NodeOverlays that
+teach Karpenter about GPU sharing, and the controller's Helm values. Pure: no Pulumi import.
+
+API versions are the current ones: NodePool `karpenter.sh/v1`, EC2NodeClass `karpenter.k8s.aws/v1`,
+NodeOverlay `karpenter.sh/v1alpha1` (schemas: ../shared/schemas/karpenter/v1.14.1).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from components import gpu_catalog
+from components.constants import (
+    AL2023_AMI_RELEASE,
+    GPU_RESOURCE,
+    GPU_TAINT,
+    KARPENTER_DISCOVERY_TAG,
+    KARPENTER_SERVICE_ACCOUNT,
+    SYSTEM_NODE_LABEL_KEY,
+    SYSTEM_NODE_LABEL_VALUE,
+    gpu_node_labels,
+)
+from components.gpu_bootstrap import render_gpu_user_data
+from components.gpu_capacity import schedulable_gpus
+from components.settings import NodePoolSettings, StackSettings
+
+Manifest = dict[str, Any]
+
+NODEPOOL_API_VERSION: Final = "karpenter.sh/v1"
+NODECLASS_API_VERSION: Final = "karpenter.k8s.aws/v1"
+NODECLASS_GROUP: Final = "karpenter.k8s.aws"
+NODEOVERLAY_API_VERSION: Final = "karpenter.sh/v1alpha1"
+
+# Well-known labels (Kubernetes and Karpenter) used in requirements.
+INSTANCE_TYPE_LABEL: Final = "node.kubernetes.io/instance-type"
+INSTANCE_FAMILY_LABEL: Final = "karpenter.k8s.aws/instance-family"
+INSTANCE_GPU_MANUFACTURER_LABEL: Final = "karpenter.k8s.aws/instance-gpu-manufacturer"
+INSTANCE_GPU_COUNT_LABEL: Final = "karpenter.k8s.aws/instance-gpu-count"
+CAPACITY_TYPE_LABEL: Final = "karpenter.sh/capacity-type"
+NODEPOOL_LABEL: Final = "karpenter.sh/nodepool"
+ARCH_LABEL: Final = "kubernetes.io/arch"
+OS_LABEL: Final = "kubernetes.io/os"
+ZONE_LABEL: Final = "topology.kubernetes.io/zone"
+HOSTNAME_LABEL: Final = "kubernetes.io/hostname"
+
+ROOT_DEVICE: Final = "/dev/xvda"  # AL2023 root volume
+# Overlays of one pool select disjoint GPU counts and pools are disjoint by name, so no two overlays
+# ever compete for the same instance type: one weight for all of them is enough.
+GPU_SHARING_OVERLAY_WEIGHT: Final = 10
+# Tags Karpenter sets itself; the EC2NodeClass CRD rejects them in spec.tags (a prefix for the cluster tag).
+KARPENTER_MANAGED_TAG_KEYS: Final = (
+    "eks:eks-cluster-name",
+    "karpenter.sh/nodepool",
+    "karpenter.sh/nodeclaim",
+    "karpenter.k8s.aws/ec2nodeclass",
+)
+KARPENTER_MANAGED_TAG_PREFIX: Final = "kubernetes.io/cluster"
+# Getting-started sizing for the controller; requests = limits gives it Guaranteed QoS.
+CONTROLLER_RESOURCES: Final = {"cpu": "1", "memory": "1Gi"}
+
+
+def _requirement(key: str, values: list[str]) -> dict[str, Any]:
+    return {"key": key, "operator": "In", "values": values}
+
+
+def sharing_replicas(settings: StackSettings, pool: NodePoolSettings) -> int:
+    """Pods per physical GPU in this pool: the device plugin's replicas for the pool's profile."""
+    return settings.sharing_for(pool).replicas
+
+
+def shares_gpus(settings: StackSettings) -> bool:
+    """True when some Karpenter pool shares GPUs, i.e. needs NodeOverlays (and their feature gate)."""
+    return settings.karpenter.enabled and any(sharing_replicas(settings, p) > 1 for p in settings.karpenter.node_pools)
+
+
+def nodeclass_tags(tags: dict[str, str]) -> dict[str, str]:
+    """Stack tags minus the keys Karpenter owns (the CRD's CEL rules reject them)."""
+    return {
+        key: value
+        for key, value in sorted(tags.items())
+        if key not in KARPENTER_MANAGED_TAG_KEYS and not key.startswith(KARPENTER_MANAGED_TAG_PREFIX)
+    }
+
+
+# --- NodePool ---------------------------------------------------------------------------------------
+
+
+def node_pool(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
+    """One GPU NodePool; its nodes carry the same GPU labels and taint as the managed GPU node group."""
+    sharing = settings.sharing_for(pool)
+    if pool.instance_types:
+        instance_requirement = _requirement(INSTANCE_TYPE_LABEL, sorted(pool.instance_types))
+    else:
+        instance_requirement = _requirement(INSTANCE_FAMILY_LABEL, sorted(pool.instance_families))
+    disruption: dict[str, Any] = {
+        "consolidationPolicy": pool.consolidation_policy,
+        "consolidateAfter": pool.consolidate_after,
+        "budgets": [budget.model_dump(mode="json", exclude_none=True) for budget in pool.disruption_budgets],
+    }
+    return {
+        "apiVersion": NODEPOOL_API_VERSION,
+        "kind": "NodePool",
+        "metadata": {"name": pool.name},
+        "spec": {
+            "template": {
+                "metadata": {"labels": gpu_node_labels(sharing.profile)},
+                "spec": {
+                    "nodeClassRef": {"group": NODECLASS_GROUP, "kind": "EC2NodeClass", "name": pool.name},
+                    "requirements": [
+                        instance_requirement,
+                        _requirement(INSTANCE_GPU_MANUFACTURER_LABEL, ["nvidia"]),
+                        _requirement(CAPACITY_TYPE_LABEL, list(pool.capacity_types)),
+                        _requirement(ARCH_LABEL, list(pool.architectures)),
+                        _requirement(OS_LABEL, ["linux"]),
+                    ],
+                    "taints": [dict(GPU_TAINT)],
+                    "expireAfter": pool.expire_after,
+                },
+            },
+            "limits": {
+                "cpu": str(pool.cpu_limit),
+                # gpuLimit counts physical GPUs. Karpenter charges a pool with its nodes' capacity, and a
+                # sharing node advertises GPUs x replicas (the device plugin, and our NodeOverlays before it
+                # registers), so the limit in nvidia.com/gpu units is gpuLimit x replicas.
+                GPU_RESOURCE: str(schedulable_gpus(pool.gpu_limit, sharing)),
+            },
+            "disruption": disruption,
+            "weight": pool.weight,
+        },
+    }
+
+
+# --- EC2NodeClass -----------------------------------------------------------------------------------
+
+
+def node_class(settings: StackSettings, pool: NodePoolSettings, *, node_role_name: str) -> Manifest:
+    """The EC2NodeClass of one pool (same name): pinned AL2023 (NVIDIA variant), IMDSv2, encrypted gp3 root."""
+    nodes = settings.gpu_nodes
+    volume = nodes.root_volume
+    user_data = render_gpu_user_data(
+        nodes, launched_by="karpenter", node_labels=gpu_node_labels(settings.sharing_for(pool).profile)
+    )
+    spec: dict[str, Any] = {
+        "role": node_role_name,
+        # Pinned release: `@latest` would drift every GPU node on each AMI release. The alias resolves
+        # the NVIDIA variant for instance types with GPUs.
+        "amiSelectorTerms": [{"alias": f"al2023@{AL2023_AMI_RELEASE}"}],
+        "subnetSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: settings.cluster_name}}],
+        "securityGroupSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: settings.cluster_name}}],
+        "blockDeviceMappings": [
+            {
+                "deviceName": ROOT_DEVICE,
+                "rootVolume": True,
+                "ebs": {
+                    "volumeSize": f"{volume.size_gib}Gi",
+                    "volumeType": "gp3",
+                    "iops": volume.iops,
+                    "throughput": volume.throughput_mibps,
+                    "encrypted": volume.encrypted,
+                    "deleteOnTermination": volume.delete_on_termination,
+                },
+            }
+        ],
+        # IMDSv2 only, one hop: pods get AWS credentials from Pod Identity, never from the node.
+        "metadataOptions": {
+            "httpEndpoint": "enabled",
+            "httpProtocolIPv6": "disabled",
+            "httpPutResponseHopLimit": 1,
+            "httpTokens": "required",
+        },
+        # Karpenter's own NodeConfig sets maxPods and wins over userData, so it is set here.
+        "kubelet": {"maxPods": nodes.max_pods},
+        "userData": user_data,
+    }
+    tags = nodeclass_tags(settings.tags)
+    if tags:
+        spec["tags"] = tags
+    return {
+        "apiVersion": NODECLASS_API_VERSION,
+        "kind": "EC2NodeClass",
+        "metadata": {"name": pool.name},
+        "spec": spec,
+    }
+
+
+# --- NodeOverlay ------------------------------------------------------------------------------------
+
+
+def pool_gpu_counts(pool: NodePoolSettings) -> tuple[int, ...]:
+    """Distinct physical GPU counts among the instance types a pool may launch, ascending."""
+    return tuple(sorted({gpu_catalog.gpu_count(t) for t in pool.selected_instance_types}))
+
+
+def node_overlay_name(pool: NodePoolSettings, gpus: int) -> str:
+    return f"{pool.name}-{gpus}gpu-shared"
+
+
+def node_overlays(settings: StackSettings, pool: NodePoolSettings) -> list[Manifest]:
+    """NodeOverlays making Karpenter see a shared GPU node's real `nvidia.com/gpu` (GPUs x replicas).
+
+    Without them Karpenter models a 1-GPU type as `nvidia.com/gpu: 1` and launches one node per pending
+    pod. Overlay capacity replaces the instance type's value, so there is one overlay per GPU count.
+    None when the pool does not share GPUs.
+    """
+    sharing = settings.sharing_for(pool)
+    if sharing.replicas <= 1:
+        return []
+    return [
+        {
+            "apiVersion": NODEOVERLAY_API_VERSION,
+            "kind": "NodeOverlay",
+            "metadata": {"name": node_overlay_name(pool, gpus)},
+            "spec": {
+                "weight": GPU_SHARING_OVERLAY_WEIGHT,
+                "requirements": [
+                    _requirement(NODEPOOL_LABEL, [pool.name]),
+                    _requirement(INSTANCE_GPU_COUNT_LABEL, [str(gpus)]),
+                ],
+                "capacity": {GPU_RESOURCE: str(schedulable_gpus(gpus, sharing))},
+            },
+        }
+        for gpus in pool_gpu_counts(pool)
+    ]
+
+
+# --- Helm values --------------------------------------------------------------------------------------
+
+
+def helm_values(settings: StackSettings, *, cluster_endpoint: str, interruption_queue: str) -> dict[str, Any]:
+    """Values of the `karpenter` chart: cluster wiring, HA on the system nodes only, feature gates."""
+    return {
+        "replicas": settings.karpenter.replicas,
+        # The Pod Identity association names this service account.
+        "serviceAccount": {"name": KARPENTER_SERVICE_ACCOUNT},
+        "settings": {
+            "clusterName": settings.cluster_name,
+            "clusterEndpoint": cluster_endpoint,
+            "interruptionQueue": interruption_queue,  # the queue NAME, not its URL or ARN
+            "featureGates": {"nodeOverlay": shares_gpus(settings)},
+        },
+        "controller": {"resources": {"requests": dict(CONTROLLER_RESOURCES), "limits": dict(CONTROLLER_RESOURCES)}},
+        "nodeSelector": {OS_LABEL: "linux", SYSTEM_NODE_LABEL_KEY: SYSTEM_NODE_LABEL_VALUE},
+        # The chart's defaults, restated so the guarantee does not hang on a default: never run on a node
+        # Karpenter launched (it could consolidate its own controller away), one replica per host.
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": NODEPOOL_LABEL, "operator": "DoesNotExist"}]}]
+                }
+            },
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": HOSTNAME_LABEL}]},
+        },
+        # One replica per zone: a zone outage leaves a leader-elect-ready standby.
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": ZONE_LABEL, "whenUnsatisfiable": "DoNotSchedule"}],
+    }
