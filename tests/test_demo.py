@@ -1,0 +1,159 @@
+"""The learning-lab demo: valid objects, on GPU nodes, restricted security, and it fits on one shared GPU."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components import gpu_catalog
+from components.constants import (
+    GPU_RESOURCE,
+    GPU_TAINT,
+    SYSTEM_NODE_LABEL_KEY,
+    SYSTEM_NODE_LABEL_VALUE,
+    gpu_node_labels,
+)
+from components.device_plugin_manifests import GPU_CONTAINER_READ_ONLY_ROOT, demo_deployment, demo_namespace
+from components.settings import RESERVED_NAMESPACES, SettingsError, StackSettings, load_settings
+from offline.config_files import read_stack_config
+from offline.plan import Plan
+from tests.k8s_validation import (
+    containers_of,
+    pod_can_land_on,
+    selector_problems,
+    tolerates,
+    unmounted_volume_problems,
+    validate_core_object,
+)
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
+# Volume types the `restricted` Pod Security Standard allows.
+RESTRICTED_VOLUME_TYPES = {
+    "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret",
+}  # fmt: skip
+
+
+def pod_spec(deployment: dict[str, Any]) -> dict[str, Any]:
+    spec: dict[str, Any] = deployment["spec"]["template"]["spec"]
+    return spec
+
+
+def gpus_per_pod(deployment: dict[str, Any]) -> int:
+    return sum(
+        int(c.get("resources", {}).get("limits", {}).get(GPU_RESOURCE, 0)) for c in pod_spec(deployment)["containers"]
+    )
+
+
+def test_staging_runs_the_demo() -> None:
+    assert STAGING.demo.enabled
+
+
+def test_demo_objects_validate_strictly() -> None:
+    for obj in (demo_namespace(STAGING.demo, STAGING.kubernetes_version), demo_deployment(STAGING.demo)):
+        assert validate_core_object(obj, STAGING.kubernetes_version) == []
+
+
+def test_demo_pods_each_request_one_gpu_and_run_the_pinned_image() -> None:
+    deployment = demo_deployment(STAGING.demo)
+    assert deployment["metadata"]["namespace"] == STAGING.demo.namespace
+    assert deployment["spec"]["replicas"] == STAGING.demo.replicas
+    assert selector_problems(deployment) == []
+    assert unmounted_volume_problems(pod_spec(deployment)) == []
+    (container,) = pod_spec(deployment)["containers"]
+    assert container["image"] == STAGING.demo.image
+    assert container["resources"]["limits"][GPU_RESOURCE] == "1"
+    assert gpus_per_pod(deployment) == 1
+    assert {"cpu", "memory"} <= set(container["resources"]["requests"]) & set(container["resources"]["limits"])
+    # It proves GPU access before it idles: TensorFlow lists the GPUs and the pod fails without one.
+    script = container["command"][-1]
+    assert "list_physical_devices('GPU')" in script and "SystemExit(0 if gpus else 1)" in script
+    assert script.index("list_physical_devices") < script.index("sleep")
+
+
+def test_demo_pods_go_to_gpu_nodes_only() -> None:
+    spec = pod_spec(demo_deployment(STAGING.demo))
+    assert any(tolerates(t, GPU_TAINT) for t in spec["tolerations"])
+    for sharing in STAGING.sharing_profiles:
+        assert pod_can_land_on(spec, gpu_node_labels(sharing.profile))
+    assert not pod_can_land_on(spec, {SYSTEM_NODE_LABEL_KEY: SYSTEM_NODE_LABEL_VALUE})
+
+
+def test_demo_meets_the_restricted_pod_security_standard_its_namespace_enforces() -> None:
+    namespace = demo_namespace(STAGING.demo, STAGING.kubernetes_version)
+    labels = namespace["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+    assert labels["pod-security.kubernetes.io/enforce-version"] == f"v{STAGING.kubernetes_version}"
+    spec = pod_spec(demo_deployment(STAGING.demo))
+    pod_security = spec["securityContext"]
+    assert pod_security["runAsNonRoot"] is True and pod_security["runAsUser"] != 0
+    assert pod_security["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert not {"hostNetwork", "hostPID", "hostIPC"} & set(spec)
+    for volume in spec["volumes"]:
+        assert set(volume) - {"name"} <= RESTRICTED_VOLUME_TYPES
+    for container in containers_of(spec):
+        security = container["securityContext"]
+        assert security["allowPrivilegeEscalation"] is False
+        assert security["capabilities"] == {"drop": ["ALL"]}
+        assert security.get("privileged", False) is False
+        # A deliberate, explained exception (device_plugin_manifests.GPU_CONTAINER_READ_ONLY_ROOT).
+        assert security["readOnlyRootFilesystem"] is GPU_CONTAINER_READ_ONLY_ROOT
+        assert security.get("runAsUser", pod_security["runAsUser"]) != 0
+    assert spec["automountServiceAccountToken"] is False
+
+
+def demo_fits_one_managed_node(settings: StackSettings, deployment: dict[str, Any]) -> bool:
+    """Demo pods x GPUs each <= physical GPUs of one managed GPU node x sharing replicas (smallest type)."""
+    physical = min(gpu_catalog.gpu_count(t) for t in settings.gpu_node_group.instance_types)
+    return deployment["spec"]["replicas"] * gpus_per_pod(deployment) <= physical * settings.sharing_for(None).replicas
+
+
+def test_the_demo_fits_on_one_shared_gpu() -> None:
+    """Staging: 3 pods x 1 GPU on one g4dn.xlarge (1 T4) shared 3 ways."""
+    assert demo_fits_one_managed_node(STAGING, demo_deployment(STAGING.demo))
+    assert [gpu_catalog.gpu_count(t) for t in STAGING.gpu_node_group.instance_types] == [1]
+    # The check is not vacuous: one more pod would not fit.
+    bigger = STAGING.demo.model_copy(update={"replicas": STAGING.demo.replicas + 1})
+    assert not demo_fits_one_managed_node(STAGING, demo_deployment(bigger))
+
+
+# --- plan ------------------------------------------------------------------------------------------
+
+
+def test_staging_plan_has_the_demo_after_the_device_plugin(staging_plan: Plan) -> None:
+    (deployment,) = staging_plan.objects("Deployment")
+    (namespace,) = [ns for ns in staging_plan.objects("Namespace") if ns["metadata"]["name"] == STAGING.demo.namespace]
+    assert deployment == demo_deployment(STAGING.demo)
+    assert namespace == demo_namespace(STAGING.demo, STAGING.kubernetes_version)
+    assert demo_fits_one_managed_node(STAGING, deployment)
+    (resource,) = staging_plan.of_type("kubernetes:apps/v1:Deployment")
+    (component,) = staging_plan.of_type("gpu-platform:demo:DemoWorkload")
+    assert resource["parent"] == component["urn"]
+    daemon_sets = {r["urn"] for r in staging_plan.of_type("kubernetes:apps/v1:DaemonSet")}
+    assert daemon_sets and daemon_sets <= set(resource["dependencies"])
+
+
+def test_prod_plan_has_no_demo(prod_plan: Plan, stack_configs: dict[str, dict[str, str]]) -> None:
+    demo = load_settings(stack_configs["prod"]).demo
+    assert not demo.enabled
+    assert prod_plan.objects("Deployment") == []
+    assert prod_plan.of_type("gpu-platform:demo:DemoWorkload") == []
+    assert all(ns["metadata"]["name"] != demo.namespace for ns in prod_plan.objects("Namespace"))
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_demo_setting_decides(stack: str, plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]]) -> None:
+    enabled = load_settings(stack_configs[stack]).demo.enabled
+    assert bool(plans[stack].of_type("gpu-platform:demo:DemoWorkload")) is enabled
+
+
+@pytest.mark.parametrize("namespace", RESERVED_NAMESPACES)
+def test_the_demo_never_takes_over_a_cluster_namespace(namespace: str) -> None:
+    values = dict(read_stack_config(PROJECT_DIR, "staging").values)
+    values["gpu-platform:demo"] = json.dumps({"enabled": True, "namespace": namespace})
+    with pytest.raises(SettingsError) as raised:
+        load_settings(values)
+    assert [path for path, _ in raised.value.problems] == ["gpu-platform:demo.namespace"]

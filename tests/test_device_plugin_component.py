@@ -1,0 +1,115 @@
+"""DevicePlugin and DemoWorkload components under Pulumi mocks: children, provider, ordering, exact objects."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+
+from components.demo import DemoWorkload, DemoWorkloadArgs
+from components.device_plugin import DevicePlugin, DevicePluginArgs
+from components.device_plugin_manifests import demo_deployment, demo_namespace, device_plugin_objects
+from components.settings import StackSettings, load_settings
+from offline.config_files import read_stack_config
+from offline.mocks import Registration
+from offline.runner import install_mocks
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+PLUGIN_TYPE = "gpu-platform:gpu:DevicePlugin"
+DEMO_TYPE = "gpu-platform:demo:DemoWorkload"
+CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
+DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+
+
+def mixed_settings() -> StackSettings:
+    """Staging with its Karpenter pool switched to MPS: two profiles, one of them with a control daemon."""
+    config = read_stack_config(PROJECT_DIR, "staging")
+    values = dict(config.values)
+    karpenter = json.loads(values["gpu-platform:karpenter"])
+    karpenter["nodePools"][0]["gpuSharing"] = {"strategy": "mps", "replicas": 4}
+    values["gpu-platform:karpenter"] = json.dumps(karpenter)
+    return load_settings(values)
+
+
+def record(settings: StackSettings) -> list[Registration]:
+    monitor = install_mocks("gpu-platform", "test", settings.region, {}, [])
+
+    @pulumi.runtime.test
+    def run() -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}")
+        plugin = DevicePlugin("nvidia-device-plugin", DevicePluginArgs(settings=settings, k8s_provider=provider))
+        DemoWorkload("demo", DemoWorkloadArgs(settings=settings, k8s_provider=provider, device_plugin=plugin))
+
+    run()
+    return list(monitor.registrations)
+
+
+@pytest.fixture(scope="module")
+def settings() -> StackSettings:
+    return mixed_settings()
+
+
+@pytest.fixture(scope="module")
+def registrations(settings: StackSettings) -> list[Registration]:
+    return record(settings)
+
+
+def of_type(registrations: list[Registration], type_: str) -> list[Registration]:
+    return [r for r in registrations if r.type == type_]
+
+
+def test_one_config_map_and_daemon_set_per_profile_plus_the_mps_daemon(
+    settings: StackSettings, registrations: list[Registration]
+) -> None:
+    profiles = [device_plugin_objects(s) for s in settings.sharing_profiles]
+    assert [p.profile for p in profiles] == ["mps-4", "time-slicing-3"]
+    expected_maps = [p.config_map for p in profiles]
+    expected_sets = [ds for p in profiles for ds in p.daemon_sets]
+    assert len(expected_sets) == 3
+
+    def as_object(r: Registration) -> dict[str, object]:
+        return {k: v for k, v in r.inputs.items() if k != "skipAwait"}
+
+    maps = sorted((as_object(r) for r in of_type(registrations, CONFIG_MAP)), key=lambda o: str(o["metadata"]))
+    sets = sorted((as_object(r) for r in of_type(registrations, DAEMON_SET)), key=lambda o: str(o["metadata"]))
+    # The objects sent to the provider are exactly the rendered ones (apiVersion/kind added by the SDK).
+    assert maps == sorted(expected_maps, key=lambda o: str(o["metadata"]))
+    assert sets == sorted(expected_sets, key=lambda o: str(o["metadata"]))
+
+
+def test_children_are_parented_and_use_the_cluster_provider(registrations: list[Registration]) -> None:
+    (plugin,) = of_type(registrations, PLUGIN_TYPE)
+    (demo,) = of_type(registrations, DEMO_TYPE)
+    (provider,) = of_type(registrations, "pulumi:providers:kubernetes")
+    for r in [*of_type(registrations, CONFIG_MAP), *of_type(registrations, DAEMON_SET)]:
+        assert r.parent == plugin.urn
+        assert r.provider is not None and r.provider.startswith(provider.urn + "::")
+    for r in [*of_type(registrations, NAMESPACE), *of_type(registrations, DEPLOYMENT)]:
+        assert r.parent == demo.urn
+        assert r.provider is not None and r.provider.startswith(provider.urn + "::")
+    urns = [r.urn for r in registrations]
+    assert len(urns) == len(set(urns))
+
+
+def test_each_daemon_set_waits_for_its_own_config_map(registrations: list[Registration]) -> None:
+    maps = {r.inputs["metadata"]["name"]: r.urn for r in of_type(registrations, CONFIG_MAP)}
+    for daemon_set in of_type(registrations, DAEMON_SET):
+        volumes = daemon_set.inputs["spec"]["template"]["spec"]["volumes"]
+        (config_map_name,) = [v["configMap"]["name"] for v in volumes if "configMap" in v]
+        assert maps[config_map_name] in daemon_set.dependencies
+        assert set(daemon_set.dependencies) & set(maps.values()) == {maps[config_map_name]}
+
+
+def test_the_demo_comes_after_its_namespace_and_every_device_plugin(
+    settings: StackSettings, registrations: list[Registration]
+) -> None:
+    (deployment,) = of_type(registrations, DEPLOYMENT)
+    (namespace,) = of_type(registrations, NAMESPACE)
+    assert {r.urn for r in of_type(registrations, DAEMON_SET)} | {namespace.urn} <= set(deployment.dependencies)
+    assert {k: v for k, v in deployment.inputs.items() if k != "skipAwait"} == demo_deployment(settings.demo)
+    assert namespace.inputs == demo_namespace(settings.demo, settings.kubernetes_version)

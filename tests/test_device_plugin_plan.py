@@ -1,0 +1,161 @@
+"""The device plugin in the synthesized plans: objects written, valid, wired and placed on the real GPU nodes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from components.constants import DEVICE_PLUGIN_IMAGE, GPU_LABEL_KEY, GPU_RESOURCE, GPU_TAINT
+from components.device_plugin_config import parse_config
+from components.device_plugin_manifests import CHECKSUM_ANNOTATION, PLUGIN_APP, config_checksum
+from components.settings import StackSettings, load_settings
+from offline.plan import Plan
+from tests.k8s_validation import pod_can_land_on, selector_problems, tolerates, validate_core_object
+
+PLUGIN_TYPE = "gpu-platform:gpu:DevicePlugin"
+MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
+EKS_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
+
+
+@pytest.fixture(scope="module")
+def settings(stack_configs: dict[str, dict[str, str]]) -> dict[str, StackSettings]:
+    return {stack: load_settings(values) for stack, values in stack_configs.items()}
+
+
+def plugin_daemon_sets(plan: Plan) -> list[dict[str, Any]]:
+    return [
+        ds
+        for ds in plan.objects("DaemonSet")
+        if ds["spec"]["selector"]["matchLabels"].get("app.kubernetes.io/name") == PLUGIN_APP
+    ]
+
+
+def config_of(plan: Plan, daemon_set: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(config text, parsed config) of the ConfigMap the DaemonSet mounts."""
+    spec = daemon_set["spec"]["template"]["spec"]
+    (name,) = [v["configMap"]["name"] for v in spec["volumes"] if "configMap" in v]
+    (config_map,) = [cm for cm in plan.objects("ConfigMap") if cm["metadata"]["name"] == name]
+    (text,) = config_map["data"].values()
+    return text, yaml.safe_load(text)
+
+
+def gpu_node_sources(plan: Plan) -> dict[str, tuple[dict[str, str], list[dict[str, str]]]]:
+    """Every source of GPU nodes in the plan -> (node labels, node taints in Kubernetes spelling)."""
+    sources = {}
+    for group in plan.of_type(MANAGED_NODE_GROUP):
+        labels = group["inputs"].get("labels") or {}
+        if GPU_LABEL_KEY in labels:
+            taints = [{**t, "effect": EKS_EFFECTS[t["effect"]]} for t in group["inputs"].get("taints") or []]
+            sources[f"managed node group {group['name']}"] = (labels, taints)
+    for pool in plan.objects("NodePool"):
+        template = pool["spec"]["template"]
+        sources[f"NodePool {pool['metadata']['name']}"] = (
+            template.get("metadata", {}).get("labels", {}),
+            template["spec"].get("taints", []),
+        )
+    return sources
+
+
+def system_node_labels(plan: Plan) -> list[dict[str, str]]:
+    return [
+        g["inputs"].get("labels") or {}
+        for g in plan.of_type(MANAGED_NODE_GROUP)
+        if GPU_LABEL_KEY not in (g["inputs"].get("labels") or {})
+    ]
+
+
+def test_staging_writes_the_time_slicing_config_and_its_daemon_set(staging_plan: Plan) -> None:
+    (daemon_set,) = plugin_daemon_sets(staging_plan)
+    text, data = config_of(staging_plan, daemon_set)
+    assert data["sharing"]["timeSlicing"]["resources"] == [{"name": GPU_RESOURCE, "replicas": 3}]
+    assert parse_config(text).strategy == "time-slicing"
+    template = daemon_set["spec"]["template"]
+    assert template["metadata"]["annotations"][CHECKSUM_ANNOTATION] == config_checksum(text)
+    assert template["spec"]["containers"][0]["image"] == DEVICE_PLUGIN_IMAGE
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_plan_objects_validate_strictly(stack: str, plans: dict[str, Plan], settings: dict[str, StackSettings]) -> None:
+    plan = plans[stack]
+    objects = [*plugin_daemon_sets(plan), *plan.objects("ConfigMap")]
+    assert len(objects) == 2 * len(settings[stack].sharing_profiles)
+    for obj in objects:
+        assert validate_core_object(obj, settings[stack].kubernetes_version) == []
+    for daemon_set in plugin_daemon_sets(plan):
+        assert selector_problems(daemon_set) == []
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_each_daemon_set_depends_on_its_config_map(stack: str, plans: dict[str, Plan]) -> None:
+    plan = plans[stack]
+    (component,) = plan.of_type(PLUGIN_TYPE)
+    config_maps = {r["inputs"]["metadata"]["name"]: r for r in plan.of_type("kubernetes:core/v1:ConfigMap")}
+    daemon_sets = plan.of_type("kubernetes:apps/v1:DaemonSet")
+    assert daemon_sets
+    for resource in daemon_sets:
+        assert resource["parent"] == component["urn"]
+        volumes = resource["inputs"]["spec"]["template"]["spec"]["volumes"]
+        (name,) = [v["configMap"]["name"] for v in volumes if "configMap" in v]
+        assert config_maps[name]["urn"] in resource["dependencies"]
+        assert config_maps[name]["parent"] == component["urn"]
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_every_gpu_node_runs_exactly_one_plugin_and_system_nodes_none(stack: str, plans: dict[str, Plan]) -> None:
+    """Placement against the labels and taints the plan really puts on nodes (node group and NodePools)."""
+    plan = plans[stack]
+    daemon_sets = plugin_daemon_sets(plan)
+    sources = gpu_node_sources(plan)
+    assert any(s.startswith("managed") for s in sources) and any(s.startswith("NodePool") for s in sources)
+    for source, (labels, taints) in sources.items():
+        landing = [ds for ds in daemon_sets if pod_can_land_on(ds["spec"]["template"]["spec"], labels)]
+        assert len(landing) == 1, f"{source}: {len(landing)} device plugins would run there"
+        tolerations = landing[0]["spec"]["template"]["spec"]["tolerations"]
+        assert GPU_TAINT in taints, f"{source} is not tainted for GPU work"
+        assert all(
+            any(tolerates(t, taint) for t in tolerations) for taint in taints if taint["effect"] != "PreferNoSchedule"
+        )
+    system = system_node_labels(plan)
+    assert system
+    for labels in system:
+        assert not any(pod_can_land_on(ds["spec"]["template"]["spec"], labels) for ds in daemon_sets)
+
+
+def overlay_gpu_counts(plan: Plan, pool: str) -> dict[int, int]:
+    """NodeOverlays of one NodePool: physical GPUs per instance -> advertised nvidia.com/gpu."""
+    counts = {}
+    for overlay in plan.objects("NodeOverlay"):
+        requirements = {r["key"]: r for r in overlay["spec"].get("requirements", [])}
+        if requirements.get("karpenter.sh/nodepool", {}).get("values") != [pool]:
+            continue
+        (gpus,) = requirements["karpenter.k8s.aws/instance-gpu-count"]["values"]
+        counts[int(gpus)] = int(overlay["spec"]["capacity"][GPU_RESOURCE])
+    return counts
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_the_plugin_makes_the_node_overlay_capacity_true(stack: str, plans: dict[str, Plan]) -> None:
+    """Karpenter is told physical GPUs x replicas; the plugin on that pool's nodes shares each GPU that many ways."""
+    plan = plans[stack]
+    daemon_sets = plugin_daemon_sets(plan)
+    for pool in plan.objects("NodePool"):
+        name = pool["metadata"]["name"]
+        labels = pool["spec"]["template"]["metadata"]["labels"]
+        (daemon_set,) = [ds for ds in daemon_sets if pod_can_land_on(ds["spec"]["template"]["spec"], labels)]
+        _, config = config_of(plan, daemon_set)
+        (block,) = config["sharing"].values()
+        (resource,) = block["resources"]
+        overlays = overlay_gpu_counts(plan, name)
+        assert overlays, f"NodePool {name} has no NodeOverlay"
+        assert overlays == {gpus: gpus * resource["replicas"] for gpus in overlays}
+
+
+def test_prod_runs_a_plugin_per_distinct_sharing(prod_plan: Plan, settings: dict[str, StackSettings]) -> None:
+    replicas = sorted(
+        config_of(prod_plan, ds)[1]["sharing"]["timeSlicing"]["resources"][0]["replicas"]
+        for ds in plugin_daemon_sets(prod_plan)
+    )
+    assert replicas == sorted(s.replicas for s in settings["prod"].sharing_profiles)
+    assert len(replicas) == 2  # the A10G pool overrides the stack's sharing
