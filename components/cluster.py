@@ -15,12 +15,14 @@ import pulumi_kubernetes as k8s
 from pulumi_eks import ManagedNodeGroup
 
 from components.constants import KARPENTER_DISCOVERY_TAG, SYSTEM_NODE_LABEL_KEY, SYSTEM_NODE_LABEL_VALUE
+from components.launch_template import node_launch_template
 from components.network import Network
 from components.node_role import create_node_role
-from components.settings import StackSettings
+from components.settings import RootVolumeSettings, StackSettings
 
 CLUSTER_ADMIN_POLICY_ARN = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
-SYSTEM_ROOT_VOLUME_GIB = 40
+# Controllers only: the gp3 baseline (3000 IOPS, 125 MiB/s) on a small encrypted root volume.
+SYSTEM_ROOT_VOLUME = RootVolumeSettings(size_gib=40, iops=3000, throughput_mibps=125)
 
 
 @dataclass(frozen=True)
@@ -112,37 +114,14 @@ class Cluster(pulumi.ComponentResource):
         )
 
         system_role = create_node_role(f"{name}-system-node", f"{self.name}-system-node", settings.tags, parent=self)
-        system_template = aws.ec2.LaunchTemplate(
+        system_template = node_launch_template(
             f"{name}-system",
-            name=f"{self.name}-system",
+            physical_name=f"{self.name}-system",
             description="System node group: IMDSv2 and an encrypted gp3 root volume",
-            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                http_endpoint="enabled",
-                http_tokens="required",
-                # 1 hop: pods use EKS Pod Identity, never the node's instance credentials.
-                http_put_response_hop_limit=1,
-            ),
-            block_device_mappings=[
-                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                    device_name="/dev/xvda",
-                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                        volume_size=SYSTEM_ROOT_VOLUME_GIB,
-                        volume_type="gp3",
-                        encrypted="true",
-                        delete_on_termination="true",
-                    ),
-                )
-            ],
-            tag_specifications=[
-                aws.ec2.LaunchTemplateTagSpecificationArgs(
-                    resource_type=kind, tags={**settings.tags, "Name": f"{self.name}-system"}
-                )
-                for kind in ("instance", "volume")
-            ],
-            # The node security group Karpenter's nodes select too, so every node shares one group.
-            vpc_security_group_ids=[self.eks.node_security_group_id],
+            root_volume=SYSTEM_ROOT_VOLUME,
+            security_group_id=self.eks.node_security_group_id,
             tags=settings.tags,
-            opts=child,
+            parent=self,
         )
         system = settings.system_nodes
         self.system_node_group = ManagedNodeGroup(

@@ -57,3 +57,18 @@ NODE_ROLE_MANAGED_POLICIES: Final = (
     "AmazonEC2ContainerRegistryPullOnly",
     "AmazonSSMManagedInstanceCore",
 )
+
+# Instance metadata on every node: IMDSv2 tokens only, one hop. Pods sit one hop further (behind
+# their veth), so they cannot reach the node's credentials; they get AWS access through EKS Pod
+# Identity. What must read IMDS (nodeadm, the VPC CNI, the Pod Identity agent) runs in the host
+# network. Karpenter's EC2NodeClass spelling; launch templates translate it.
+IMDS_HTTP_TOKENS: Final = "required"
+IMDS_HOP_LIMIT: Final = 1
+NODE_METADATA_OPTIONS: Final = {
+    "httpEndpoint": "enabled",
+    "httpProtocolIPv6": "disabled",
+    "httpPutResponseHopLimit": IMDS_HOP_LIMIT,
+    "httpTokens": IMDS_HTTP_TOKENS,
+}
+# Root device of the AL2023 EKS AMIs.
+ROOT_DEVICE_NAME: Final = "/dev/xvda"

@@ -6,7 +6,6 @@ group on the EKS-optimized NVIDIA AMI (`amiType`, no `image_id`) + its node IAM 
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,13 +15,12 @@ import pulumi_eks as eks
 
 from components.constants import GPU_TAINT_EFFECT_EKS, GPU_TAINT_KEY, GPU_TAINT_VALUE, gpu_node_labels
 from components.gpu_bootstrap import render_gpu_user_data
+from components.launch_template import node_launch_template
 from components.node_role import create_node_role
 from components.settings import StackSettings
 
 # EKS-optimized AL2023 AMI with the NVIDIA driver, container toolkit and the nodeadm bootstrap.
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"
-# Root device of the AL2023 EKS AMIs.
-ROOT_DEVICE_NAME = "/dev/xvda"
 
 
 @dataclass(frozen=True)
@@ -42,51 +40,17 @@ class GpuNodeGroup(pulumi.ComponentResource):
         settings = args.settings
         cluster_name = settings.cluster_name
         group = settings.gpu_node_group
-        root_volume = settings.gpu_nodes.root_volume
         labels = gpu_node_labels(settings.gpu_sharing.profile)
         physical_name = f"{cluster_name}-gpu"
-        child = pulumi.ResourceOptions(parent=self)
-
-        user_data = render_gpu_user_data(settings.gpu_nodes, launched_by="managed-node-group", node_labels=labels)
-        self.launch_template = aws.ec2.LaunchTemplate(
+        self.launch_template = node_launch_template(
             f"{name}-lt",
-            name=physical_name,
+            physical_name=physical_name,
             description="GPU node group: IMDSv2, encrypted gp3 root volume, AL2023 nodeadm GPU bootstrap",
-            # No image_id: the node group's amiType picks the EKS NVIDIA AMI and EKS adds the cluster
-            # bootstrap to this userData.
-            user_data=base64.b64encode(user_data.encode("ascii")).decode("ascii"),
-            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                http_endpoint="enabled",
-                http_tokens="required",
-                # 1 hop keeps pods (one hop further, behind their veth) away from the node's instance
-                # credentials: they get AWS access through EKS Pod Identity. What must read IMDS on a
-                # node (nodeadm, the VPC CNI, the Pod Identity agent) runs in the host network.
-                http_put_response_hop_limit=1,
-            ),
-            block_device_mappings=[
-                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                    device_name=ROOT_DEVICE_NAME,
-                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                        volume_size=root_volume.size_gib,
-                        volume_type="gp3",
-                        iops=root_volume.iops,
-                        throughput=root_volume.throughput_mibps,
-                        encrypted=str(root_volume.encrypted).lower(),
-                        delete_on_termination=str(root_volume.delete_on_termination).lower(),
-                    ),
-                )
-            ],
-            tag_specifications=[
-                aws.ec2.LaunchTemplateTagSpecificationArgs(
-                    resource_type=kind, tags={**settings.tags, "Name": physical_name}
-                )
-                for kind in ("instance", "volume")
-            ],
-            # The node security group every node shares (system, GPU and Karpenter-launched): pod
-            # traffic between them (DNS to CoreDNS, GPU pods to services) must flow freely.
-            vpc_security_group_ids=[args.cluster.node_security_group_id],
+            root_volume=settings.gpu_nodes.root_volume,
+            security_group_id=args.cluster.node_security_group_id,
             tags=settings.tags,
-            opts=child,
+            parent=self,
+            user_data=render_gpu_user_data(settings.gpu_nodes, launched_by="managed-node-group", node_labels=labels),
         )
 
         node_role = create_node_role(f"{name}-node", f"{cluster_name}-gpu-node", settings.tags, parent=self)

@@ -16,6 +16,8 @@ from components.constants import (
     GPU_TAINT,
     KARPENTER_DISCOVERY_TAG,
     KARPENTER_SERVICE_ACCOUNT,
+    NODE_METADATA_OPTIONS,
+    ROOT_DEVICE_NAME,
     SYSTEM_NODE_LABEL_KEY,
     SYSTEM_NODE_LABEL_VALUE,
     gpu_node_labels,
@@ -43,7 +45,6 @@ OS_LABEL: Final = "kubernetes.io/os"
 ZONE_LABEL: Final = "topology.kubernetes.io/zone"
 HOSTNAME_LABEL: Final = "kubernetes.io/hostname"
 
-ROOT_DEVICE: Final = "/dev/xvda"  # AL2023 root volume
 # Overlays of one pool select disjoint GPU counts and pools are disjoint by name, so no two overlays
 # ever compete for the same instance type: one weight for all of them is enough.
 GPU_SHARING_OVERLAY_WEIGHT: Final = 10
@@ -149,7 +150,7 @@ def node_class(settings: StackSettings, pool: NodePoolSettings, *, node_role_nam
         "securityGroupSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: settings.cluster_name}}],
         "blockDeviceMappings": [
             {
-                "deviceName": ROOT_DEVICE,
+                "deviceName": ROOT_DEVICE_NAME,
                 "rootVolume": True,
                 "ebs": {
                     "volumeSize": f"{volume.size_gib}Gi",
@@ -162,12 +163,7 @@ def node_class(settings: StackSettings, pool: NodePoolSettings, *, node_role_nam
             }
         ],
         # IMDSv2 only, one hop: pods get AWS credentials from Pod Identity, never from the node.
-        "metadataOptions": {
-            "httpEndpoint": "enabled",
-            "httpProtocolIPv6": "disabled",
-            "httpPutResponseHopLimit": 1,
-            "httpTokens": "required",
-        },
+        "metadataOptions": dict(NODE_METADATA_OPTIONS),
         # Karpenter's own NodeConfig sets maxPods and wins over userData, so it is set here.
         "kubelet": {"maxPods": nodes.max_pods},
         "userData": user_data,

@@ -16,11 +16,13 @@ from components.constants import (
     GPU_TAINT_EFFECT_EKS,
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
+    NODE_METADATA_OPTIONS,
     NODE_ROLE_MANAGED_POLICIES,
+    ROOT_DEVICE_NAME,
     gpu_node_labels,
 )
 from components.gpu_bootstrap import NODECONFIG_CONTENT_TYPE, SHELL_CONTENT_TYPE, render_gpu_user_data
-from components.gpu_node_group import GPU_AMI_TYPE, ROOT_DEVICE_NAME
+from components.gpu_node_group import GPU_AMI_TYPE
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.plan import Plan
 from tests.conftest import PROJECT_DIR, STACKS
@@ -82,10 +84,12 @@ def test_launch_template_is_locked_down(plan: Plan, settings: StackSettings) -> 
     inputs = only(plan, LAUNCH_TEMPLATE)["inputs"]
     name = f"{settings.cluster_name}-gpu"
     assert inputs["name"] == name
+    # The EC2NodeClass metadata options, in the launch template API's spelling: IMDSv2 only, one hop.
     assert inputs["metadataOptions"] == {
-        "httpEndpoint": "enabled",
-        "httpTokens": "required",
+        "httpEndpoint": NODE_METADATA_OPTIONS["httpEndpoint"],
+        "httpProtocolIpv6": NODE_METADATA_OPTIONS["httpProtocolIPv6"],
         "httpPutResponseHopLimit": 1,
+        "httpTokens": "required",
     }
     volume = settings.gpu_nodes.root_volume
     assert inputs["blockDeviceMappings"] == [
