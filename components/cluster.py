@@ -20,6 +20,7 @@ from components.network import Network
 from components.node_role import create_node_role
 from components.settings import RootVolumeSettings, StackSettings
 
+CONTROL_PLANE_LOG_RETENTION_DAYS = 90
 CLUSTER_ADMIN_POLICY_ARN = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 # Controllers only: the gp3 baseline (3000 IOPS, 125 MiB/s) on a small encrypted root volume.
 SYSTEM_ROOT_VOLUME = RootVolumeSettings(size_gib=40, iops=3000, throughput_mibps=125)
@@ -37,6 +38,7 @@ class Cluster(pulumi.ComponentResource):
     provider: k8s.Provider
     system_node_group: ManagedNodeGroup
     pod_identity_agent: aws.eks.Addon
+    coredns: aws.eks.Addon
 
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-platform:cluster:Cluster", name, None, opts)
@@ -57,6 +59,14 @@ class Cluster(pulumi.ComponentResource):
             f"{name}-secrets", name=f"alias/{self.name}-eks-secrets", target_key_id=self.secrets_key.key_id, opts=child
         )
 
+        # EKS writes control-plane logs here; created first so they expire instead of piling up forever.
+        log_group = aws.cloudwatch.LogGroup(
+            f"{name}-control-plane-logs",
+            name=f"/aws/eks/{self.name}/cluster",
+            retention_in_days=CONTROL_PLANE_LOG_RETENTION_DAYS,
+            tags=settings.tags,
+            opts=child,
+        )
         cluster_settings = settings.cluster
         self.eks = eks.Cluster(
             f"{name}-eks",
@@ -94,13 +104,16 @@ class Cluster(pulumi.ComponentResource):
                 enable_prefix_delegation=cluster_settings.vpc_cni.prefix_delegation,
                 warm_prefix_target=1 if cluster_settings.vpc_cni.prefix_delegation else None,
             ),
-            coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=True),
+            # CoreDNS is a Deployment: as an add-on created with the cluster, before any node exists, it
+            # stays DEGRADED and times out the first `up` (pulumi-eks#1819). It is added below, after the
+            # system nodes. kube-proxy and the VPC CNI are DaemonSets: healthy with zero nodes.
+            coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
             kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(enabled=True),
             # STANDARD support: an outdated version is upgraded, not silently billed as extended support.
             upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type="STANDARD"),
             deletion_protection=settings.protect_resources,
             tags=settings.tags,
-            opts=protected,
+            opts=pulumi.ResourceOptions(parent=self, protect=settings.protect_resources, depends_on=[log_group]),
         )
         cluster_name = self.eks.eks_cluster.name
 
@@ -128,6 +141,8 @@ class Cluster(pulumi.ComponentResource):
             f"{name}-system",
             cluster=self.eks,
             node_group_name=f"{self.name}-system",
+            # With a custom launch template pulumi-eks leaves the version unset: follow the cluster's.
+            version=settings.kubernetes_version,
             node_role=system_role.role,
             ami_type="AL2023_x86_64_STANDARD",
             instance_types=list(system.instance_types),
@@ -141,6 +156,16 @@ class Cluster(pulumi.ComponentResource):
             ),
             tags=settings.tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=system_role.attachments),
+        )
+        self.coredns = aws.eks.Addon(
+            f"{name}-coredns",
+            cluster_name=cluster_name,
+            addon_name="coredns",
+            # Adopt the self-managed CoreDNS EKS bootstraps with the cluster.
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            tags=settings.tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
         )
 
         self.provider = k8s.Provider(

@@ -17,8 +17,8 @@ GPU_LABEL_VALUE: Final = "true"
 GPU_TAINT_KEY: Final = "nvidia.com/gpu"
 GPU_TAINT_VALUE: Final = "true"
 GPU_TAINT_EFFECT: Final = "NoSchedule"
-# The EKS API spells taint effects in upper snake case.
-GPU_TAINT_EFFECT_EKS: Final = "NO_SCHEDULE"
+# The EKS node group API spells the same effect in upper snake case.
+GPU_TAINT_EFFECT_EKS: Final = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE"}[GPU_TAINT_EFFECT]
 GPU_RESOURCE: Final = "nvidia.com/gpu"
 
 # Selects the device-plugin sharing profile a GPU node runs (one DaemonSet per profile).
@@ -34,7 +34,8 @@ KARPENTER_DISCOVERY_TAG: Final = "karpenter.sh/discovery"
 # --- Pinned versions -------------------------------------------------------------------------
 KARPENTER_VERSION: Final = "1.14.1"
 KARPENTER_CHART_REPO: Final = "oci://public.ecr.aws/karpenter"
-KARPENTER_NAMESPACE: Final = "kube-system"
+SYSTEM_NAMESPACE: Final = "kube-system"
+KARPENTER_NAMESPACE: Final = SYSTEM_NAMESPACE
 KARPENTER_SERVICE_ACCOUNT: Final = "karpenter"
 # AL2023 EKS AMI release; Karpenter picks the NVIDIA variant for GPU instance types.
 # Pinned (not @latest) so an AMI release never drifts every GPU node at once.

@@ -37,13 +37,15 @@ from components.constants import (
     GPU_TAINT,
     PROJECT,
     SHARING_PROFILE_LABEL_KEY,
+    SYSTEM_NAMESPACE,
 )
 from components.device_plugin_config import PluginConfig, plugin_config_for, render_config
 from components.settings import DemoSettings, GpuSharingSettings
 
 Manifest = dict[str, Any]
 
-NAMESPACE = "kube-system"
+# Node-critical daemons live with the other system components.
+NAMESPACE = SYSTEM_NAMESPACE
 PLUGIN_APP = "nvidia-device-plugin"
 MPS_DAEMON_APP = "nvidia-mps-control-daemon"
 PLUGIN_VERSION = DEVICE_PLUGIN_IMAGE.rsplit(":", 1)[1]

@@ -116,6 +116,8 @@ def node_pool(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
                     ],
                     "taints": [dict(GPU_TAINT)],
                     "expireAfter": pool.expire_after,
+                    # Expiry and drift drain forcefully after this, even past a blocking PDB.
+                    "terminationGracePeriod": pool.termination_grace_period,
                 },
             },
             "limits": {
@@ -234,7 +236,12 @@ def helm_values(settings: StackSettings, *, cluster_endpoint: str, interruption_
             "interruptionQueue": interruption_queue,  # the queue NAME, not its URL or ARN
             "featureGates": {"nodeOverlay": shares_gpus(settings)},
         },
-        "controller": {"resources": {"requests": dict(CONTROLLER_RESOURCES), "limits": dict(CONTROLLER_RESOURCES)}},
+        "controller": {
+            # The region from settings, not from IMDS: pods cannot reach IMDS at hop limit 1, and the
+            # controller panics when it cannot find its region (aws/karpenter-provider-aws#8219).
+            "env": [{"name": "AWS_REGION", "value": settings.region}],
+            "resources": {"requests": dict(CONTROLLER_RESOURCES), "limits": dict(CONTROLLER_RESOURCES)},
+        },
         "nodeSelector": {OS_LABEL: "linux", SYSTEM_NODE_LABEL_KEY: SYSTEM_NODE_LABEL_VALUE},
         # The chart's defaults, restated so the guarantee does not hang on a default: never run on a node
         # Karpenter launched (it could consolidate its own controller away), one replica per host.

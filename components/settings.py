@@ -342,6 +342,8 @@ class NodePoolSettings(_Model):
     gpu_limit: Annotated[int, Field(ge=1, le=1000)] = 4
     cpu_limit: Annotated[int, Field(ge=1, le=100000)] = 64
     expire_after: Duration = "720h"
+    # How long a draining GPU node waits for its pods (a training step, a PDB) before it is forced.
+    termination_grace_period: Annotated[str, Field(pattern=r"^([0-9]+(s|m|h))+$")] = "1h"
     # WhenEmpty by default: consolidating an underutilized GPU node evicts running GPU jobs.
     consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"] = "WhenEmpty"
     consolidate_after: Duration = "5m"

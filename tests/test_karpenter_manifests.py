@@ -107,6 +107,7 @@ def test_node_pool_requirements_and_disruption_follow_settings() -> None:
     }
     spec = node_pool["spec"]
     assert spec["template"]["spec"]["expireAfter"] == pool.expire_after == "120m"
+    assert spec["template"]["spec"]["terminationGracePeriod"] == pool.termination_grace_period
     assert spec["disruption"] == {
         "consolidationPolicy": pool.consolidation_policy,
         "consolidateAfter": pool.consolidate_after,
@@ -297,3 +298,5 @@ def test_helm_values_wire_the_cluster_and_keep_the_controller_on_system_nodes(st
     ]
     resources = values["controller"]["resources"]
     assert resources["requests"] == resources["limits"] == {"cpu": "1", "memory": "1Gi"}
+    # The region comes from settings: at IMDS hop limit 1 the controller pod cannot look it up.
+    assert {"name": "AWS_REGION", "value": settings.region} in values["controller"]["env"]

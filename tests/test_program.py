@@ -147,10 +147,28 @@ def test_add_ons(plans: dict[str, Plan], stack: str) -> None:
     inputs = plan.one("eks:index:Cluster", "cluster-eks")["inputs"]
     # vpc-cni with prefix delegation, so nodes can hold the pods-per-node GPU nodes are set to.
     assert inputs["vpcCniOptions"]["enablePrefixDelegation"] is True
-    assert inputs["corednsAddonOptions"]["enabled"] is True
     assert inputs["kubeProxyAddonOptions"]["enabled"] is True
     addon = plan.one("aws:eks/addon:Addon", "cluster-pod-identity-agent")
     assert addon["inputs"]["addonName"] == "eks-pod-identity-agent"
+    # CoreDNS (a Deployment) is managed only once nodes exist to run it; inside eks.Cluster it would be
+    # created before any node and time out DEGRADED.
+    assert inputs["corednsAddonOptions"]["enabled"] is False
+    coredns = plan.one("aws:eks/addon:Addon", "cluster-coredns")
+    assert coredns["inputs"]["addonName"] == "coredns"
+    assert coredns["inputs"]["resolveConflictsOnCreate"] == "OVERWRITE"
+    assert plan.one("eks:index:ManagedNodeGroup", "cluster-system")["urn"] in coredns["dependencies"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_control_plane_logs_expire(
+    plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]], stack: str
+) -> None:
+    plan, settings = plans[stack], load_settings(stack_configs[stack])
+    log_group = plan.one("aws:cloudwatch/logGroup:LogGroup", "cluster-control-plane-logs")
+    # The name EKS writes to, created first so EKS does not create one without retention.
+    assert log_group["inputs"]["name"] == f"/aws/eks/{settings.cluster_name}/cluster"
+    assert 1 <= log_group["inputs"]["retentionInDays"] <= 400
+    assert log_group["urn"] in plan.one("eks:index:Cluster", "cluster-eks")["dependencies"]
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -171,7 +189,10 @@ def test_system_node_group(plans: dict[str, Plan], stack_configs: dict[str, dict
     ]
     assert inputs["subnetIds"] == private_ids
     template = plan.one("aws:ec2/launchTemplate:LaunchTemplate", "cluster-system")
-    assert inputs["launchTemplate"] == {"id": "cluster-system-id", "version": "1"}
+    # The mock answers a template's id as "<name>-id" and its latestVersion as 1.
+    assert inputs["launchTemplate"] == {"id": f"{template['name']}-id", "version": "1"}
+    assert template["urn"] in group["dependencies"]
+    assert inputs["version"] == settings.kubernetes_version, "system nodes follow the control plane version"
     assert template["inputs"]["metadataOptions"]["httpTokens"] == "required"
     # Every node shares the node security group (the one Karpenter selects by its discovery tag).
     (security_group,) = template["inputs"]["vpcSecurityGroupIds"]

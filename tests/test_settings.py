@@ -125,6 +125,7 @@ BAD_POOLS: list[tuple[dict[str, Any], str, str]] = [
     ({"gpuLimit": 0}, ".gpuLimit", "greater than or equal to 1"),
     ({"cpuLimit": -1}, ".cpuLimit", "greater than or equal to 1"),
     ({"expireAfter": "2 hours"}, ".expireAfter", "duration like"),
+    ({"terminationGracePeriod": "Never"}, ".terminationGracePeriod", "pattern"),
     ({"consolidateAfter": "soon"}, ".consolidateAfter", "duration like"),
     ({"consolidationPolicy": "WhenUnderutilized"}, ".consolidationPolicy", "'WhenEmpty'"),
     ({"disruptionBudgets": [{"nodes": "110%"}]}, ".disruptionBudgets[0].nodes", "pattern"),
