@@ -103,6 +103,8 @@ class Cluster(pulumi.ComponentResource):
             vpc_cni_options=eks.VpcCniOptionsArgs(
                 enable_prefix_delegation=cluster_settings.vpc_cni.prefix_delegation,
                 warm_prefix_target=1 if cluster_settings.vpc_cni.prefix_delegation else None,
+                # Enforce NetworkPolicies (the device plugin and demo pods get deny-all policies).
+                enable_network_policy=True,
             ),
             # CoreDNS is a Deployment: as an add-on created with the cluster, before any node exists, it
             # stays DEGRADED and times out the first `up` (pulumi-eks#1819). It is added below, after the

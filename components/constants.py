@@ -40,7 +40,10 @@ KARPENTER_SERVICE_ACCOUNT: Final = "karpenter"
 # AL2023 EKS AMI release; Karpenter picks the NVIDIA variant for GPU instance types.
 # Pinned (not @latest) so an AMI release never drifts every GPU node at once.
 AL2023_AMI_RELEASE: Final = "v20260724"
-DEVICE_PLUGIN_IMAGE: Final = "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+# Tag for humans, digest of its multi-arch index for the kubelet: the tag can never be re-pointed under us.
+DEVICE_PLUGIN_IMAGE: Final = (
+    "nvcr.io/nvidia/k8s-device-plugin:v0.20.0@sha256:a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312"
+)
 
 GPU_TAINT: Final = {"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": GPU_TAINT_EFFECT}
 

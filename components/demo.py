@@ -25,6 +25,7 @@ class DemoWorkloadArgs:
 
 class DemoWorkload(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace
+    network_policy: k8s.networking.v1.NetworkPolicy
     deployment: k8s.apps.v1.Deployment
 
     def __init__(self, name: str, args: DemoWorkloadArgs, opts: pulumi.ResourceOptions | None = None):
@@ -35,9 +36,19 @@ class DemoWorkload(pulumi.ComponentResource):
         namespace = manifests.demo_namespace(settings.demo, settings.kubernetes_version)
         self.namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=namespace["metadata"], opts=child)
 
+        network_policy = manifests.demo_network_policy(settings.demo)
+        self.network_policy = k8s.networking.v1.NetworkPolicy(
+            f"{name}-deny-all",
+            metadata=network_policy["metadata"],
+            spec=network_policy["spec"],
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.namespace])),
+        )
+
         deployment = manifests.demo_deployment(settings.demo)
-        # In its namespace, and only once the device plugin can advertise nvidia.com/gpu.
-        after_plugin = pulumi.ResourceOptions(depends_on=[self.namespace, *args.device_plugin.daemon_sets])
+        # In its namespace, after its NetworkPolicy, and only once the device plugin can advertise nvidia.com/gpu.
+        after_plugin = pulumi.ResourceOptions(
+            depends_on=[self.namespace, self.network_policy, *args.device_plugin.daemon_sets]
+        )
         self.deployment = k8s.apps.v1.Deployment(
             name,
             metadata=deployment["metadata"],

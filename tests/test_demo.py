@@ -16,7 +16,13 @@ from components.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     gpu_node_labels,
 )
-from components.device_plugin_manifests import GPU_CONTAINER_READ_ONLY_ROOT, demo_deployment, demo_namespace
+from components.device_plugin_manifests import (
+    DEMO_CHECKOV_SKIPS,
+    GPU_CONTAINER_READ_ONLY_ROOT,
+    demo_deployment,
+    demo_namespace,
+    demo_network_policy,
+)
 from components.settings import RESERVED_NAMESPACES, SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
@@ -28,10 +34,14 @@ from tests.k8s_validation import (
     unmounted_volume_problems,
     validate_core_object,
 )
+from tests.test_device_plugin_manifests import deny_all_problems, selects, skip_reasons
+from tests.test_security_linters import SKIPPABLE_CHECKS
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
 # Volume types the `restricted` Pod Security Standard allows.
+# checkov CKV_K8S_40: a UID this high never coincides with a user of the host.
+HIGH_UID = 10000
 RESTRICTED_VOLUME_TYPES = {
     "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret",
 }  # fmt: skip
@@ -53,8 +63,32 @@ def test_staging_runs_the_demo() -> None:
 
 
 def test_demo_objects_validate_strictly() -> None:
-    for obj in (demo_namespace(STAGING.demo, STAGING.kubernetes_version), demo_deployment(STAGING.demo)):
+    for obj in (
+        demo_namespace(STAGING.demo, STAGING.kubernetes_version),
+        demo_deployment(STAGING.demo),
+        demo_network_policy(STAGING.demo),
+    ):
         assert validate_core_object(obj, STAGING.kubernetes_version) == []
+
+
+def test_demo_pods_get_no_network() -> None:
+    deployment, policy = demo_deployment(STAGING.demo), demo_network_policy(STAGING.demo)
+    assert policy["metadata"]["namespace"] == STAGING.demo.namespace
+    assert deny_all_problems(policy, deployment) == []
+    # Only the demo's pods: not the device plugin's (another namespace anyway) nor unlabelled pods.
+    assert not selects(
+        policy, {"app.kubernetes.io/part-of": deployment["metadata"]["labels"]["app.kubernetes.io/part-of"]}
+    )
+
+
+def test_demo_carries_its_checkov_skips_with_reasons() -> None:
+    deployment = demo_deployment(STAGING.demo)
+    skips = skip_reasons(deployment)
+    assert skips == dict(DEMO_CHECKOV_SKIPS)
+    assert set(skips) <= set(SKIPPABLE_CHECKS)
+    assert all(len(reason.split()) >= 4 for reason in skips.values()), skips
+    # The config may pin by tag, so the digest check is skipped; a tag alone still has to be an explicit one.
+    assert "CKV_K8S_43" in skips and not STAGING.demo.image.endswith(":latest")
 
 
 def test_demo_pods_each_request_one_gpu_and_run_the_pinned_image() -> None:
@@ -90,6 +124,7 @@ def test_demo_meets_the_restricted_pod_security_standard_its_namespace_enforces(
     spec = pod_spec(demo_deployment(STAGING.demo))
     pod_security = spec["securityContext"]
     assert pod_security["runAsNonRoot"] is True and pod_security["runAsUser"] != 0
+    assert pod_security["runAsUser"] >= HIGH_UID and pod_security["runAsGroup"] >= HIGH_UID
     assert pod_security["seccompProfile"] == {"type": "RuntimeDefault"}
     assert not {"hostNetwork", "hostPID", "hostIPC"} & set(spec)
     for volume in spec["volumes"]:
@@ -136,10 +171,30 @@ def test_staging_plan_has_the_demo_after_the_device_plugin(staging_plan: Plan) -
     assert daemon_sets and daemon_sets <= set(resource["dependencies"])
 
 
+def test_staging_plan_has_the_demo_network_policy_before_its_pods(staging_plan: Plan) -> None:
+    (deployment,) = staging_plan.objects("Deployment")
+    (policy,) = [
+        p for p in staging_plan.objects("NetworkPolicy") if p["metadata"]["namespace"] == STAGING.demo.namespace
+    ]
+    assert policy == demo_network_policy(STAGING.demo)
+    assert deny_all_problems(policy, deployment) == []
+    (component,) = staging_plan.of_type("gpu-platform:demo:DemoWorkload")
+    (resource,) = [
+        r
+        for r in staging_plan.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
+        if r["parent"] == component["urn"]
+    ]
+    (namespace,) = [r for r in staging_plan.of_type("kubernetes:core/v1:Namespace") if r["parent"] == component["urn"]]
+    assert namespace["urn"] in resource["dependencies"]
+    (deployment_resource,) = staging_plan.of_type("kubernetes:apps/v1:Deployment")
+    assert resource["urn"] in deployment_resource["dependencies"]
+
+
 def test_prod_plan_has_no_demo(prod_plan: Plan, stack_configs: dict[str, dict[str, str]]) -> None:
     demo = load_settings(stack_configs["prod"]).demo
     assert not demo.enabled
     assert prod_plan.objects("Deployment") == []
+    assert all(p["metadata"]["namespace"] != demo.namespace for p in prod_plan.objects("NetworkPolicy"))
     assert prod_plan.of_type("gpu-platform:demo:DemoWorkload") == []
     assert all(ns["metadata"]["name"] != demo.namespace for ns in prod_plan.objects("Namespace"))
 

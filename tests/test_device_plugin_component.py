@@ -11,7 +11,12 @@ import pytest
 
 from components.demo import DemoWorkload, DemoWorkloadArgs
 from components.device_plugin import DevicePlugin, DevicePluginArgs
-from components.device_plugin_manifests import demo_deployment, demo_namespace, device_plugin_objects
+from components.device_plugin_manifests import (
+    demo_deployment,
+    demo_namespace,
+    demo_network_policy,
+    device_plugin_objects,
+)
 from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.mocks import Registration
@@ -24,6 +29,7 @@ CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 NAMESPACE = "kubernetes:core/v1:Namespace"
+NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 
 
 def mixed_settings() -> StackSettings:
@@ -70,6 +76,7 @@ def test_one_config_map_and_daemon_set_per_profile_plus_the_mps_daemon(
     assert [p.profile for p in profiles] == ["mps-4", "time-slicing-3"]
     expected_maps = [p.config_map for p in profiles]
     expected_sets = [ds for p in profiles for ds in p.daemon_sets]
+    expected_policies = [*(np for p in profiles for np in p.network_policies), demo_network_policy(settings.demo)]
     assert len(expected_sets) == 3
 
     def as_object(r: Registration) -> dict[str, object]:
@@ -77,19 +84,27 @@ def test_one_config_map_and_daemon_set_per_profile_plus_the_mps_daemon(
 
     maps = sorted((as_object(r) for r in of_type(registrations, CONFIG_MAP)), key=lambda o: str(o["metadata"]))
     sets = sorted((as_object(r) for r in of_type(registrations, DAEMON_SET)), key=lambda o: str(o["metadata"]))
+    policies = sorted((r.inputs for r in of_type(registrations, NETWORK_POLICY)), key=lambda o: o["metadata"]["name"])
     # The objects sent to the provider are exactly the rendered ones (apiVersion/kind added by the SDK).
     assert maps == sorted(expected_maps, key=lambda o: str(o["metadata"]))
     assert sets == sorted(expected_sets, key=lambda o: str(o["metadata"]))
+    assert policies == sorted(expected_policies, key=lambda o: o["metadata"]["name"])
 
 
-def test_children_are_parented_and_use_the_cluster_provider(registrations: list[Registration]) -> None:
+def test_children_are_parented_and_use_the_cluster_provider(
+    settings: StackSettings, registrations: list[Registration]
+) -> None:
     (plugin,) = of_type(registrations, PLUGIN_TYPE)
     (demo,) = of_type(registrations, DEMO_TYPE)
     (provider,) = of_type(registrations, "pulumi:providers:kubernetes")
-    for r in [*of_type(registrations, CONFIG_MAP), *of_type(registrations, DAEMON_SET)]:
+    policies = of_type(registrations, NETWORK_POLICY)
+    plugin_policies = [r for r in policies if r.inputs["metadata"]["namespace"] != settings.demo.namespace]
+    demo_policies = [r for r in policies if r.inputs["metadata"]["namespace"] == settings.demo.namespace]
+    assert len(plugin_policies) == len(of_type(registrations, DAEMON_SET)) and len(demo_policies) == 1
+    for r in [*of_type(registrations, CONFIG_MAP), *of_type(registrations, DAEMON_SET), *plugin_policies]:
         assert r.parent == plugin.urn
         assert r.provider is not None and r.provider.startswith(provider.urn + "::")
-    for r in [*of_type(registrations, NAMESPACE), *of_type(registrations, DEPLOYMENT)]:
+    for r in [*of_type(registrations, NAMESPACE), *of_type(registrations, DEPLOYMENT), *demo_policies]:
         assert r.parent == demo.urn
         assert r.provider is not None and r.provider.startswith(provider.urn + "::")
     urns = [r.urn for r in registrations]

@@ -23,10 +23,13 @@ from components.constants import (
 )
 from components.device_plugin_config import parse_config, plugin_config_for
 from components.device_plugin_manifests import (
+    CHECKOV_SKIP_ANNOTATION_PREFIX,
     CHECKSUM_ANNOTATION,
     DEVICE_PLUGINS_DIR,
     GPU_CONTAINER_READ_ONLY_ROOT,
     NAMESPACE,
+    PLUGIN_CHECKOV_SKIPS,
+    PLUGIN_VERSION,
     ProfileObjects,
     device_plugin_objects,
     required_capabilities,
@@ -42,6 +45,7 @@ from tests.k8s_validation import (
     unmounted_volume_problems,
     validate_core_object,
 )
+from tests.test_security_linters import SKIPPABLE_CHECKS
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 
@@ -61,7 +65,7 @@ KUBERNETES_VERSIONS = sorted({s.kubernetes_version for s in STACKS.values()})
 
 
 def objects_of(profile: ProfileObjects) -> list[dict[str, Any]]:
-    return [profile.config_map, *profile.daemon_sets]
+    return [profile.config_map, *profile.daemon_sets, *profile.network_policies]
 
 
 def pod_spec(daemon_set: dict[str, Any]) -> dict[str, Any]:
@@ -75,6 +79,49 @@ def env_of(container: dict[str, Any]) -> dict[str, str]:
 
 def volume(spec: dict[str, Any], name: str) -> dict[str, Any]:
     return next(v for v in spec["volumes"] if v["name"] == name)
+
+
+def selects(policy: dict[str, Any], pod_labels: dict[str, str]) -> bool:
+    """Whether a NetworkPolicy's podSelector (matchLabels only, as rendered here) selects pods with these labels."""
+    selector = policy["spec"]["podSelector"]
+    if set(selector) - {"matchLabels"}:
+        raise ValueError("only matchLabels pod selectors are supported here")
+    return all(pod_labels.get(key) == value for key, value in selector.get("matchLabels", {}).items())
+
+
+def deny_all_problems(policy: dict[str, Any], workload: dict[str, Any]) -> list[str]:
+    """Why `policy` is not a deny-all policy for exactly `workload`'s pods ([] when it is).
+
+    It must live in the workload's namespace, select its pod template (matchLabels a subset of the template's
+    labels) but nothing its controller does not own (the workload's own selector, not a broader one), and
+    govern both directions without a single rule.
+    """
+    name = f"{policy['metadata']['name']} for {workload['kind']}/{workload['metadata']['name']}"
+    spec = policy["spec"]
+    problems = []
+    if policy["metadata"]["namespace"] != workload["metadata"]["namespace"]:
+        problems.append(f"{name}: in another namespace")
+    match_labels = spec["podSelector"].get("matchLabels", {})
+    if not match_labels:
+        problems.append(f"{name}: selects every pod of the namespace")
+    if not selects(policy, workload["spec"]["template"]["metadata"]["labels"]):
+        problems.append(f"{name}: does not select the workload's pods")
+    if match_labels != workload["spec"]["selector"]["matchLabels"]:
+        problems.append(f"{name}: selector {match_labels} is not the workload's own")
+    if sorted(spec.get("policyTypes", [])) != ["Egress", "Ingress"]:
+        problems.append(f"{name}: policyTypes {spec.get('policyTypes')} leave a direction open")
+    if spec.get("ingress") or spec.get("egress"):
+        problems.append(f"{name}: allows some traffic")
+    return problems
+
+
+def skip_reasons(obj: dict[str, Any]) -> dict[str, str]:
+    """checkov skips on the object itself (check id -> reason), checking the annotations are numbered 1..n."""
+    annotations = obj["metadata"].get("annotations", {})
+    skips = {k: v for k, v in annotations.items() if k.startswith(CHECKOV_SKIP_ANNOTATION_PREFIX)}
+    assert sorted(skips) == sorted(f"{CHECKOV_SKIP_ANNOTATION_PREFIX}{n}" for n in range(1, len(skips) + 1))
+    checks = [value.partition("=") for value in skips.values()]
+    return {check: reason for check, _, reason in checks}
 
 
 def mount_source(spec: dict[str, Any], container: dict[str, Any], path: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -127,6 +174,39 @@ def test_selectors_volumes_and_names(profile: ProfileObjects) -> None:
 
 
 @pytest.mark.parametrize("profile", PROFILES.values(), ids=lambda p: p.profile)
+def test_each_daemon_set_has_a_deny_all_network_policy_for_exactly_its_pods(profile: ProfileObjects) -> None:
+    assert len(profile.network_policies) == len(profile.daemon_sets)
+    for policy, daemon_set in zip(profile.network_policies, profile.daemon_sets, strict=True):
+        assert policy["apiVersion"] == "networking.k8s.io/v1"
+        assert deny_all_problems(policy, daemon_set) == []
+        # ...and no other DaemonSet's pods: not the MPS daemon's next to the plugin, not another profile's.
+        others = [ds for p in PROFILES.values() for ds in p.daemon_sets if ds is not daemon_set]
+        assert not any(selects(policy, ds["spec"]["template"]["metadata"]["labels"]) for ds in others)
+
+
+def test_the_deny_all_check_is_not_vacuous() -> None:
+    (policy,), daemon_set = PROFILES["time-slicing-3"].network_policies, PROFILES["time-slicing-3"].daemon_set
+    broad, one_way, allowing = copy.deepcopy(policy), copy.deepcopy(policy), copy.deepcopy(policy)
+    broad["spec"]["podSelector"] = {}
+    one_way["spec"]["policyTypes"] = ["Ingress"]
+    allowing["spec"]["egress"] = [{}]
+    for broken, fragment in [(broad, "every pod"), (one_way, "direction"), (allowing, "allows")]:
+        assert any(fragment in problem for problem in deny_all_problems(broken, daemon_set))
+    assert deny_all_problems(policy, PROFILES["mps-4"].daemon_set) != []
+
+
+def test_the_plugin_carries_its_checkov_skips_with_reasons() -> None:
+    for profile in PROFILES.values():
+        skips = skip_reasons(profile.daemon_set)
+        assert skips == dict(PLUGIN_CHECKOV_SKIPS)
+        assert set(skips) <= set(SKIPPABLE_CHECKS)
+        assert all(len(reason.split()) >= 4 for reason in skips.values()), skips
+        # checkov reads only the object's own annotations: none belong on the pod template.
+        template_annotations = profile.daemon_set["spec"]["template"]["metadata"]["annotations"]
+        assert not any(k.startswith(CHECKOV_SKIP_ANNOTATION_PREFIX) for k in template_annotations)
+
+
+@pytest.mark.parametrize("profile", PROFILES.values(), ids=lambda p: p.profile)
 def test_the_plugin_reads_the_mounted_config(profile: ProfileObjects) -> None:
     assert profile.config_map["metadata"]["namespace"] == NAMESPACE
     for daemon_set in profile.daemon_sets:
@@ -153,6 +233,10 @@ def test_plugin_container(profile: ProfileObjects) -> None:
     assert "hostPID" not in spec and "hostNetwork" not in spec
     (container,) = spec["containers"]
     assert container["image"] == DEVICE_PLUGIN_IMAGE
+    # Digest-pinned, and the version label is the tag next to the digest.
+    pinned = re.fullmatch(r"[a-z0-9./-]+:(?P<tag>[A-Za-z0-9._-]+)@sha256:[a-f0-9]{64}", DEVICE_PLUGIN_IMAGE)
+    assert pinned and pinned["tag"] == PLUGIN_VERSION
+    assert daemon_set["metadata"]["labels"]["app.kubernetes.io/version"] == PLUGIN_VERSION
     _, sockets = mount_source(spec, container, DEVICE_PLUGINS_DIR)
     assert sockets["hostPath"] == {"path": DEVICE_PLUGINS_DIR, "type": "Directory"}
     security = container["securityContext"]

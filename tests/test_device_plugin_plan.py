@@ -13,8 +13,11 @@ from components.device_plugin_manifests import CHECKSUM_ANNOTATION, PLUGIN_APP, 
 from components.settings import StackSettings, load_settings
 from offline.plan import Plan
 from tests.k8s_validation import pod_can_land_on, selector_problems, tolerates, validate_core_object
+from tests.test_device_plugin_manifests import deny_all_problems, selects, skip_reasons
 
 PLUGIN_TYPE = "gpu-platform:gpu:DevicePlugin"
+DEMO_TYPE = "gpu-platform:demo:DemoWorkload"
+NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
 EKS_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
 
@@ -159,3 +162,53 @@ def test_prod_runs_a_plugin_per_distinct_sharing(prod_plan: Plan, settings: dict
     )
     assert replicas == sorted(s.replicas for s in settings["prod"].sharing_profiles)
     assert len(replicas) == 2  # the A10G pool overrides the stack's sharing
+
+
+def workloads(plan: Plan) -> list[dict[str, Any]]:
+    return [*plan.objects("DaemonSet"), *plan.objects("Deployment")]
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_every_workload_has_exactly_one_deny_all_network_policy(
+    stack: str, plans: dict[str, Plan], settings: dict[str, StackSettings]
+) -> None:
+    """staging: one per plugin profile plus the demo's; prod: one per plugin profile and no demo."""
+    plan = plans[stack]
+    policies = plan.objects("NetworkPolicy")
+    expected = len(settings[stack].sharing_profiles) + (1 if settings[stack].demo.enabled else 0)
+    assert len(policies) == len(workloads(plan)) == expected
+    for policy in policies:
+        assert validate_core_object(policy, settings[stack].kubernetes_version) == []
+    for workload in workloads(plan):
+        namespace = workload["metadata"]["namespace"]
+        governing = [
+            p
+            for p in policies
+            if p["metadata"]["namespace"] == namespace
+            and selects(p, workload["spec"]["template"]["metadata"]["labels"])
+        ]
+        assert len(governing) == 1, f"{workload['metadata']['name']}: {len(governing)} policies select its pods"
+        assert deny_all_problems(governing[0], workload) == []
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_network_policies_are_children_created_before_their_pods(stack: str, plans: dict[str, Plan]) -> None:
+    plan = plans[stack]
+    parents = {r["urn"] for r in [*plan.of_type(PLUGIN_TYPE), *plan.of_type(DEMO_TYPE)]}
+    assert {r["parent"] for r in plan.of_type(NETWORK_POLICY)} == parents
+    for workload in [*plan.of_type("kubernetes:apps/v1:DaemonSet"), *plan.of_type("kubernetes:apps/v1:Deployment")]:
+        labels = workload["inputs"]["spec"]["template"]["metadata"]["labels"]
+        (policy,) = [
+            r["urn"]
+            for r in plan.of_type(NETWORK_POLICY)
+            if r["inputs"]["metadata"]["namespace"] == workload["inputs"]["metadata"]["namespace"]
+            and selects(r["inputs"], labels)
+        ]
+        assert policy in workload["dependencies"]
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_plugin_daemon_sets_carry_their_checkov_skips(stack: str, plans: dict[str, Plan]) -> None:
+    for daemon_set in plugin_daemon_sets(plans[stack]):
+        reasons = skip_reasons(daemon_set)
+        assert reasons and all(reason.strip() for reason in reasons.values())

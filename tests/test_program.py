@@ -147,6 +147,7 @@ def test_add_ons(plans: dict[str, Plan], stack: str) -> None:
     inputs = plan.one("eks:index:Cluster", "cluster-eks")["inputs"]
     # vpc-cni with prefix delegation, so nodes can hold the pods-per-node GPU nodes are set to.
     assert inputs["vpcCniOptions"]["enablePrefixDelegation"] is True
+    assert inputs["vpcCniOptions"]["enableNetworkPolicy"] is True, "NetworkPolicies are enforced"
     assert inputs["kubeProxyAddonOptions"]["enabled"] is True
     addon = plan.one("aws:eks/addon:Addon", "cluster-pod-identity-agent")
     assert addon["inputs"]["addonName"] == "eks-pod-identity-agent"

@@ -106,6 +106,7 @@ BAD_VALUES: list[tuple[str, Any, str, str]] = [
     ("gpu-platform:demo", {"replicas": 0}, "gpu-platform:demo.replicas", "greater than or equal to 1"),
     ("gpu-platform:demo", {"namespace": "Learning_Lab"}, "gpu-platform:demo.namespace", "DNS label"),
     ("gpu-platform:demo", {"image": "docker.io/tensorflow/tensorflow"}, "gpu-platform:demo.image", "tag or digest"),
+    ("gpu-platform:demo", {"image": "docker.io/tensorflow/tensorflow:latest"}, "gpu-platform:demo.image", "':latest' is not allowed"),
     ("gpu-platform:tags", {"": "x"}, 'gpu-platform:tags[""]', "at least 1 character"),
     ("gpu-platform:network", "[1, 2", "gpu-platform:network", "structured value"),
     ("gpu-platform:gpuSharng", {"strategy": "mps"}, "gpu-platform:gpuSharng", "unknown key; allowed: "),
@@ -203,6 +204,24 @@ def test_error_text_lists_allowed_keys_for_a_typo() -> None:
     problems = _problems({"aws:region": "us-west-1", "gpu-platform:clusterNmae": "x"})
     typo = dict(problems)["gpu-platform:clusterNmae"]
     assert all(key in typo for key in allowed_config_keys())
+
+
+DIGEST = "sha256:" + "0123456789abcdef" * 4
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "docker.io/tensorflow/tensorflow:2.12.0-gpu",
+        f"docker.io/tensorflow/tensorflow@{DIGEST}",
+        f"nvcr.io/nvidia/k8s-device-plugin:v0.20.0@{DIGEST}",
+        # A digest pins it, whatever the tag next to it says.
+        f"registry.local:5000/team/image:latest@{DIGEST}",
+    ],
+)
+def test_an_image_may_be_pinned_by_tag_digest_or_both(stack_configs: dict[str, dict[str, str]], image: str) -> None:
+    settings = load_settings(_merged(stack_configs["staging"], "gpu-platform:demo", {"image": image}))
+    assert settings.demo.image == image
 
 
 def test_sharing_profiles_are_distinct_and_sorted(stack_configs: dict[str, dict[str, str]]) -> None:

@@ -1,0 +1,184 @@
+"""Benchmarks of the offline synth (a script, not a test: timings depend on the machine).
+
+    .venv/bin/python bench/run.py [--repeat N] [--suite]
+
+1. Synth of the staging stack against its floor: a fresh interpreter that only imports the SDKs the
+   program uses (pulumi, the pulumi_aws submodules behind the plan's resource types - pulumi_aws loads
+   them lazily, so the script touches each class - pulumi_eks, pulumi_kubernetes, pydantic). Both are
+   measured interleaved in one run, each in a fresh subprocess, and the medians compared.
+   Goal: synth <= 1.5 x floor (the program and the mocks add at most half the unavoidable import cost).
+2. Synth with 1, 10 and 50 GPU NodePools (generated stack files in a temporary copy of the project).
+   Goal: 50 pools <= 2 x 1 pool (cost per pool stays small next to the fixed cost).
+3. With --suite: the wall time of the README's test command (`python -m pytest -q`), once.
+
+Prints every figure and whether each goal is met; exits 1 if a goal is missed, so `make bench` can gate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+PROGRAM_FILES = ("Pulumi.yaml", "__main__.py", "synth.py", "components", "offline")
+SYNTH_GOAL = 1.5
+SCALING_GOAL = 2.0
+POOL_COUNTS = (1, 10, 50)
+BENCH_STACK = "bench"
+
+# Kubernetes API groups that are pulumi_kubernetes modules of another name; groups with a dot (CRDs) are
+# created through apiextensions.CustomResource.
+K8S_GROUP_MODULES = {"helm.sh": "helm", "networking.k8s.io": "networking", "rbac.authorization.k8s.io": "rbac"}
+
+
+def sdk_class(type_token: str) -> tuple[str, str] | None:
+    """(module, class) of the SDK class registering `type_token`; None for the program's own components."""
+    package, module, name = type_token.split(":")
+    if package == "aws":
+        submodule = module.split("/")[0]
+        return ("pulumi_aws" if submodule == "index" else f"pulumi_aws.{submodule}"), name
+    if package == "eks":
+        return "pulumi_eks", name
+    if package == "pulumi" and module == "providers":
+        return {"kubernetes": ("pulumi_kubernetes", "Provider"), "aws": ("pulumi_aws", "Provider")}.get(name)
+    if package == "kubernetes":
+        group, version = module.split("/")
+        group_module = K8S_GROUP_MODULES.get(group, group)
+        if "." in group_module:
+            return "pulumi_kubernetes.apiextensions", "CustomResource"
+        return f"pulumi_kubernetes.{group_module}.{version}", name
+    return None
+
+
+def floor_script(resource_types: set[str]) -> str:
+    """Python source that imports the SDKs and touches every class the plan's resources come from."""
+    classes = sorted({c for t in resource_types if (c := sdk_class(t))})
+    return "\n".join(
+        [
+            "import importlib",
+            "import pulumi, pulumi.runtime, pulumi_aws, pulumi_eks, pulumi_kubernetes, pydantic",
+            f"for module, name in {classes!r}:",
+            "    getattr(importlib.import_module(module), name)",
+        ]
+    )
+
+
+def copy_program(destination: Path) -> Path:
+    destination.mkdir(parents=True)
+    for name in PROGRAM_FILES:
+        source = PROJECT_DIR / name
+        if source.is_dir():
+            shutil.copytree(source, destination / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, destination / name)
+    return destination
+
+
+def run_timed(command: list[str], cwd: Path) -> float:
+    elapsed, result = _run(command, cwd)
+    if result.returncode != 0:
+        raise SystemExit(f"benchmark command failed: {' '.join(command)}\n{result.stdout}\n{result.stderr}")
+    return elapsed
+
+
+def _run(command: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+    start = time.perf_counter()
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+    return time.perf_counter() - start, result
+
+
+def synth_command(stack: str, out: Path) -> list[str]:
+    return [sys.executable, "synth.py", "--stack", stack, "--out", str(out)]
+
+
+def synth_of(stack: str, out: Path, cwd: Path) -> Callable[[], float]:
+    return lambda: run_timed(synth_command(stack, out), cwd)
+
+
+def medians(commands: dict[str, Callable[[], float]], repeat: int) -> dict[str, float]:
+    """Interleaved repetitions (A B A B ...) so drift in machine load hits every command alike."""
+    samples: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, command in commands.items():
+            samples[name].append(command())
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def pools_stack(base: dict[str, Any], count: int) -> dict[str, Any]:
+    """The staging stack file with `count` GPU NodePools cloned from its first pool."""
+    config = json.loads(json.dumps(base["config"]))
+    template = config["gpu-platform:karpenter"]["nodePools"][0]
+    config["gpu-platform:karpenter"]["nodePools"] = [{**template, "name": f"gpu-pool-{i:03d}"} for i in range(count)]
+    return {"config": config}
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5, help="repetitions per measurement (median reported)")
+    parser.add_argument("--suite", action="store_true", help="also time the whole test suite once (slow)")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(prefix="gpu-platform-bench-") as tmp:
+        work = Path(tmp)
+        program = copy_program(work / "program")
+        plan_dir = work / "plan"
+        run_timed(synth_command("staging", plan_dir), PROJECT_DIR)  # warm caches (.pyc), learn the types
+        resource_types = {r["type"] for r in json.loads((plan_dir / "resources.json").read_text())}
+        floor_file = work / "floor.py"
+        floor_file.write_text(floor_script(resource_types), encoding="utf-8")
+
+        print(f"python {sys.version.split()[0]}, {args.repeat} repetitions per figure, medians of fresh processes")
+        times = medians(
+            {
+                "floor": lambda: run_timed([sys.executable, str(floor_file)], PROJECT_DIR),
+                "synth": synth_of("staging", work / "out-staging", PROJECT_DIR),
+            },
+            args.repeat,
+        )
+        synth_ratio = times["synth"] / times["floor"]
+        print(f"\nSDK import floor            {times['floor']:6.2f} s  ({len(resource_types)} resource types)")
+        print(f"synth --stack staging       {times['synth']:6.2f} s  = {synth_ratio:.2f} x floor")
+        print(f"  program + mocks + writing {times['synth'] - times['floor']:6.2f} s  (synth - floor)")
+        print(f"  goal <= {SYNTH_GOAL} x floor: {verdict(synth_ratio <= SYNTH_GOAL)}")
+
+        base = yaml.safe_load((PROJECT_DIR / "Pulumi.staging.yaml").read_text(encoding="utf-8"))
+        pool_times: dict[int, float] = {}
+        print("\nGPU NodePools   synth     resources")
+        for count in POOL_COUNTS:
+            stack_file = program / f"Pulumi.{BENCH_STACK}.yaml"
+            stack_file.write_text(yaml.safe_dump(pools_stack(base, count), sort_keys=False), encoding="utf-8")
+            out = work / f"out-{count}"
+            pool_times[count] = medians({"synth": synth_of(BENCH_STACK, out, program)}, args.repeat)["synth"]
+            registered = len(json.loads((out / "resources.json").read_text()))
+            print(f"{count:>13}   {pool_times[count]:6.2f} s  {registered:>6}")
+        scaling = pool_times[POOL_COUNTS[-1]] / pool_times[POOL_COUNTS[0]]
+        print(
+            f"  {POOL_COUNTS[-1]} pools = {scaling:.2f} x {POOL_COUNTS[0]} pool; goal <= {SCALING_GOAL} x: {verdict(scaling <= SCALING_GOAL)}"
+        )
+
+        if args.suite:
+            # Timed whatever the outcome; the last line of pytest's report says what passed.
+            suite, result = _run([sys.executable, "-m", "pytest", "-q"], PROJECT_DIR)
+            outcome = (result.stdout.strip().splitlines() or ["no output"])[-1]
+            print(f"\ntest suite (python -m pytest -q)  {suite:6.1f} s  [{outcome}]")
+
+    return 0 if synth_ratio <= SYNTH_GOAL and scaling <= SCALING_GOAL else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

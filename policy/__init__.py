@@ -1,0 +1,1 @@
+"""gpu-platform CrossGuard policy pack: `pulumi preview --policy-pack policy`."""

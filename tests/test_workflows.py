@@ -1,0 +1,220 @@
+"""The delivery workflows: linted by zizmor (offline) and GitHub's workflow schema, plus the promises they
+make about this project checked directly (pinned actions, OIDC only, one preview per stack, staging before
+prod, the policy pack everywhere Pulumi runs).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from offline.config_files import read_stack_config
+from tests.conftest import PROJECT_DIR, STACKS
+
+WORKFLOWS_DIR = PROJECT_DIR / ".github" / "workflows"
+WORKFLOWS = sorted(WORKFLOWS_DIR.glob("*.yml"))
+BIN = Path(sys.executable).parent
+PINNED_USES = re.compile(r"^\s*(?:-\s+)?uses:\s+([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # v\d+(\.\d+)*\s*$")
+LOCAL_USES = re.compile(r"^\s*(?:-\s+)?uses:\s+\$/")
+PULUMI_ACTION = "pulumi/actions"
+AWS_CREDENTIALS_ACTION = "aws-actions/configure-aws-credentials"
+OIDC_ACTIONS = (AWS_CREDENTIALS_ACTION, "pulumi/auth-actions")
+
+
+def _load(path: Path) -> dict[Any, Any]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    # PyYAML reads the bare key `on` as the boolean True (YAML 1.1).
+    return {("on" if key is True else key): value for key, value in data.items()}
+
+
+def _steps(job: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(job.get("steps", []))
+
+
+def _action(step: dict[str, Any]) -> str:
+    return str(step.get("uses", "")).split("@", 1)[0]
+
+
+def _pulumi_steps(workflow: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    return [
+        (name, job, step)
+        for name, job in workflow["jobs"].items()
+        for step in _steps(job)
+        if _action(step) == PULUMI_ACTION
+    ]
+
+
+def _requirement_pin(package: str) -> str:
+    pins = dict(
+        line.split("==", 1) for line in (PROJECT_DIR / "requirements.txt").read_text().splitlines() if "==" in line
+    )
+    return pins[package].strip()
+
+
+@pytest.fixture(scope="module")
+def workflows() -> dict[str, dict[str, Any]]:
+    return {path.stem: _load(path) for path in WORKFLOWS}
+
+
+def test_the_three_workflows_exist(workflows: dict[str, dict[str, Any]]) -> None:
+    assert set(workflows) == {"ci", "preview", "deploy"}
+
+
+# --- linters -----------------------------------------------------------------------------------------------
+
+
+def test_zizmor_finds_nothing() -> None:
+    """Offline audits (no GitHub API); every persona's findings, no ignores configured."""
+    result = subprocess.run(
+        [str(BIN / "zizmor"), "--offline", "--persona", "pedantic", "--no-progress", str(WORKFLOWS_DIR)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "No findings to report" in result.stdout
+
+
+def test_zizmor_catches_an_unpinned_action(tmp_path: Path) -> None:
+    broken = (WORKFLOWS_DIR / "ci.yml").read_text(encoding="utf-8")
+    broken = re.sub(r"actions/checkout@[0-9a-f]{40} # v[\d.]+", "actions/checkout@v5", broken, count=1)
+    (tmp_path / "ci.yml").write_text(broken, encoding="utf-8")
+    result = subprocess.run(
+        [str(BIN / "zizmor"), "--offline", "--no-progress", str(tmp_path / "ci.yml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode != 0 and "unpinned-uses" in result.stdout, result.stdout
+
+
+def test_github_workflow_schema() -> None:
+    result = subprocess.run(
+        [str(BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows", *map(str, WORKFLOWS)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- supply chain and credentials -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=[p.name for p in WORKFLOWS])
+def test_actions_are_pinned_by_commit_sha_with_their_version(path: Path) -> None:
+    uses_lines = [line for line in path.read_text(encoding="utf-8").splitlines() if re.match(r"^\s*(-\s+)?uses:", line)]
+    assert uses_lines
+    unpinned = [line.strip() for line in uses_lines if not (PINNED_USES.match(line) or LOCAL_USES.match(line))]
+    assert unpinned == [], "pin by full commit SHA with a `# vX.Y.Z` comment"
+
+
+def test_each_action_has_one_pin_everywhere() -> None:
+    """One reviewed SHA per action across all workflows (a bump changes every use at once)."""
+    pins: dict[str, set[str]] = {}
+    for path in WORKFLOWS:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if match := PINNED_USES.match(line):
+                pins.setdefault(match.group(1), set()).add(match.group(2))
+    assert {action: shas for action, shas in pins.items() if len(shas) > 1} == {}
+
+
+def test_checkouts_do_not_persist_credentials(workflows: dict[str, dict[str, Any]]) -> None:
+    for name, workflow in workflows.items():
+        for job_name, job in workflow["jobs"].items():
+            for step in _steps(job):
+                if _action(step) == "actions/checkout":
+                    assert step.get("with", {}).get("persist-credentials") is False, f"{name}/{job_name}"
+
+
+def test_permissions_are_minimal(workflows: dict[str, dict[str, Any]]) -> None:
+    """Nothing at the top; per job read-only, plus id-token for OIDC and pull-requests for the PR comment."""
+    for name, workflow in workflows.items():
+        assert workflow.get("permissions") == {}, f"{name}: grant nothing at the top, per job instead"
+        for job_name, job in workflow["jobs"].items():
+            granted = job.get("permissions")
+            assert isinstance(granted, dict), f"{name}/{job_name}: declare the job's permissions"
+            steps = _steps(job)
+            needs_write = {
+                "id-token": any(_action(step) in OIDC_ACTIONS for step in steps),
+                "pull-requests": any(step.get("with", {}).get("comment-on-pr") is True for step in steps),
+            }
+            writes = {scope for scope, level in granted.items() if level == "write"}
+            assert writes == {scope for scope, needed in needs_write.items() if needed}, f"{name}/{job_name}"
+
+
+def test_no_long_lived_cloud_credentials(workflows: dict[str, dict[str, Any]]) -> None:
+    text = "\n".join(path.read_text(encoding="utf-8") for path in WORKFLOWS)
+    for forbidden in ("aws-access-key-id", "aws-secret-access-key", "AWS_SECRET_ACCESS_KEY", "PULUMI_ACCESS_TOKEN"):
+        assert forbidden not in text
+    for name, workflow in workflows.items():
+        for job in workflow["jobs"].values():
+            for step in _steps(job):
+                if _action(step) == AWS_CREDENTIALS_ACTION:
+                    assert step["with"]["role-to-assume"].startswith("${{ vars."), name
+
+
+def test_every_workflow_limits_concurrency(workflows: dict[str, dict[str, Any]]) -> None:
+    for name, workflow in workflows.items():
+        groups = [workflow.get("concurrency")] + [job.get("concurrency") for job in workflow["jobs"].values()]
+        assert any(groups), f"{name}: no concurrency group"
+    assert workflows["deploy"]["concurrency"]["cancel-in-progress"] is False  # never cancel a running `up`
+
+
+# --- what each workflow does ------------------------------------------------------------------------------------
+
+
+def test_ci_runs_the_readme_test_command_on_pull_requests(workflows: dict[str, dict[str, Any]]) -> None:
+    ci = workflows["ci"]
+    assert "pull_request" in ci["on"] and "workflow_call" in ci["on"]
+    commands = [step.get("run", "") for job in ci["jobs"].values() for step in _steps(job)]
+    assert ".ci/run" in commands
+    assert "README command 2" in (PROJECT_DIR / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_preview_covers_every_stack_with_its_region(workflows: dict[str, dict[str, Any]]) -> None:
+    preview = workflows["preview"]
+    assert list(preview["on"]) == ["pull_request"]
+    (job,) = preview["jobs"].values()
+    matrix = job["strategy"]["matrix"]["include"]
+    regions = {stack: read_stack_config(PROJECT_DIR, stack).values["aws:region"] for stack in STACKS}
+    assert {entry["stack"]: entry["region"] for entry in matrix} == regions
+    ((_, _, step),) = _pulumi_steps(preview)
+    assert step["with"]["command"] == "preview"
+    assert step["with"]["comment-on-pr"] is True
+    assert "${{ matrix.stack }}" in step["with"]["stack-name"]
+
+
+def test_deploy_goes_staging_then_prod_behind_environments(workflows: dict[str, dict[str, Any]]) -> None:
+    deploy = workflows["deploy"]
+    assert deploy["on"] == {"push": {"branches": ["main"]}}
+    jobs = deploy["jobs"]
+    assert jobs["test"]["uses"] == "$/.github/workflows/ci.yml"
+    assert (jobs["staging"]["needs"], jobs["prod"]["needs"]) == ("test", "staging")
+    regions = {stack: read_stack_config(PROJECT_DIR, stack).values["aws:region"] for stack in STACKS}
+    for stack in STACKS:
+        job = jobs[stack]
+        assert job["environment"] == stack
+        (step,) = [s for s in _steps(job) if _action(s) == PULUMI_ACTION]
+        assert step["with"]["command"] == "up"
+        assert step["with"]["stack-name"].endswith(f"/gpu-platform/{stack}")
+        (aws,) = [s for s in _steps(job) if _action(s) == AWS_CREDENTIALS_ACTION]
+        assert aws["with"]["aws-region"] == regions[stack]
+
+
+def test_pulumi_runs_with_the_policy_pack_and_the_pinned_cli(workflows: dict[str, dict[str, Any]]) -> None:
+    steps = [step for name in ("preview", "deploy") for _, _, step in _pulumi_steps(workflows[name])]
+    assert len(steps) == 1 + len(STACKS)
+    assert (PROJECT_DIR / "policy" / "PulumiPolicy.yaml").is_file()
+    for step in steps:
+        assert step["with"]["policyPacks"] == "policy"
+        assert step["with"]["pulumi-version"] == _requirement_pin("pulumi")
