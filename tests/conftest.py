@@ -17,15 +17,19 @@ SHARED_DIR = PROJECT_DIR.parent / "shared"
 STACKS = stacks_in(PROJECT_DIR)
 
 
+def require_present(path: Path) -> Path:
+    """`path`, or fail when CI=true (a missing ../shared is a broken checkout there), else skip with the reason."""
+    if path.exists():
+        return path
+    message = f"{path} is missing: clone the project beside its shared/ folder"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 def shared_path(*parts: str) -> Path:
-    """A file under ../shared; missing in CI is a failure (never a skip), elsewhere a skip with the reason."""
-    path = SHARED_DIR.joinpath(*parts)
-    if not path.exists():
-        message = f"{path} is missing: clone the project beside its shared/ folder"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
+    """A file or folder under ../shared (see `require_present`)."""
+    return require_present(SHARED_DIR.joinpath(*parts))
 
 
 def synthesize(stack: str, out_dir: Path) -> Plan:

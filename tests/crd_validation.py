@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -28,9 +27,10 @@ from typing import Any
 
 import cel
 import jsonschema
-import pytest
 import yaml
 from cel.stdlib import add_stdlib_to_context
+
+from tests.conftest import require_present
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_SCHEMAS = REPO_ROOT.parent / "shared" / "schemas"
@@ -72,12 +72,7 @@ OBJECT_META_SCHEMA: dict[str, Any] = {
 
 def require_schema_dir(path: Path) -> Path:
     """The vendored schema folder, or fail (CI=true) / skip (local checkout without ../shared)."""
-    if path.is_dir():
-        return path
-    message = f"schema folder {path} is missing (expected ../shared next to the repository root)"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message)
-    pytest.skip(message)
+    return require_present(path)
 
 
 # --- openAPIV3Schema -> JSON Schema ------------------------------------------------------------------

@@ -28,13 +28,15 @@ from offline.config_files import read_stack_config
 from offline.plan import Plan
 from tests.k8s_validation import (
     containers_of,
+    deny_all_problems,
     pod_can_land_on,
     selector_problems,
+    selects,
+    skip_reasons,
     tolerates,
     unmounted_volume_problems,
     validate_core_object,
 )
-from tests.test_device_plugin_manifests import deny_all_problems, selects, skip_reasons
 from tests.test_security_linters import SKIPPABLE_CHECKS
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent

@@ -39,8 +39,11 @@ from offline.config_files import read_stack_config
 from tests.k8s_validation import (
     SchemaNotFoundError,
     containers_of,
+    deny_all_problems,
     pod_can_land_on,
     selector_problems,
+    selects,
+    skip_reasons,
     tolerates,
     unmounted_volume_problems,
     validate_core_object,
@@ -79,49 +82,6 @@ def env_of(container: dict[str, Any]) -> dict[str, str]:
 
 def volume(spec: dict[str, Any], name: str) -> dict[str, Any]:
     return next(v for v in spec["volumes"] if v["name"] == name)
-
-
-def selects(policy: dict[str, Any], pod_labels: dict[str, str]) -> bool:
-    """Whether a NetworkPolicy's podSelector (matchLabels only, as rendered here) selects pods with these labels."""
-    selector = policy["spec"]["podSelector"]
-    if set(selector) - {"matchLabels"}:
-        raise ValueError("only matchLabels pod selectors are supported here")
-    return all(pod_labels.get(key) == value for key, value in selector.get("matchLabels", {}).items())
-
-
-def deny_all_problems(policy: dict[str, Any], workload: dict[str, Any]) -> list[str]:
-    """Why `policy` is not a deny-all policy for exactly `workload`'s pods ([] when it is).
-
-    It must live in the workload's namespace, select its pod template (matchLabels a subset of the template's
-    labels) but nothing its controller does not own (the workload's own selector, not a broader one), and
-    govern both directions without a single rule.
-    """
-    name = f"{policy['metadata']['name']} for {workload['kind']}/{workload['metadata']['name']}"
-    spec = policy["spec"]
-    problems = []
-    if policy["metadata"]["namespace"] != workload["metadata"]["namespace"]:
-        problems.append(f"{name}: in another namespace")
-    match_labels = spec["podSelector"].get("matchLabels", {})
-    if not match_labels:
-        problems.append(f"{name}: selects every pod of the namespace")
-    if not selects(policy, workload["spec"]["template"]["metadata"]["labels"]):
-        problems.append(f"{name}: does not select the workload's pods")
-    if match_labels != workload["spec"]["selector"]["matchLabels"]:
-        problems.append(f"{name}: selector {match_labels} is not the workload's own")
-    if sorted(spec.get("policyTypes", [])) != ["Egress", "Ingress"]:
-        problems.append(f"{name}: policyTypes {spec.get('policyTypes')} leave a direction open")
-    if spec.get("ingress") or spec.get("egress"):
-        problems.append(f"{name}: allows some traffic")
-    return problems
-
-
-def skip_reasons(obj: dict[str, Any]) -> dict[str, str]:
-    """checkov skips on the object itself (check id -> reason), checking the annotations are numbered 1..n."""
-    annotations = obj["metadata"].get("annotations", {})
-    skips = {k: v for k, v in annotations.items() if k.startswith(CHECKOV_SKIP_ANNOTATION_PREFIX)}
-    assert sorted(skips) == sorted(f"{CHECKOV_SKIP_ANNOTATION_PREFIX}{n}" for n in range(1, len(skips) + 1))
-    checks = [value.partition("=") for value in skips.values()]
-    return {check: reason for check, _, reason in checks}
 
 
 def mount_source(spec: dict[str, Any], container: dict[str, Any], path: str) -> tuple[dict[str, Any], dict[str, Any]]:

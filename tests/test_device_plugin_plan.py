@@ -12,8 +12,15 @@ from components.device_plugin_config import parse_config
 from components.device_plugin_manifests import CHECKSUM_ANNOTATION, PLUGIN_APP, config_checksum
 from components.settings import StackSettings, load_settings
 from offline.plan import Plan
-from tests.k8s_validation import pod_can_land_on, selector_problems, tolerates, validate_core_object
-from tests.test_device_plugin_manifests import deny_all_problems, selects, skip_reasons
+from tests.k8s_validation import (
+    deny_all_problems,
+    pod_can_land_on,
+    selector_problems,
+    selects,
+    skip_reasons,
+    tolerates,
+    validate_core_object,
+)
 
 PLUGIN_TYPE = "gpu-platform:gpu:DevicePlugin"
 DEMO_TYPE = "gpu-platform:demo:DemoWorkload"
