@@ -225,3 +225,16 @@ def test_prod_protects_foundations(
     assert [r["protect"] for r in foundations] == [settings.protect_resources] * 3
     assert plan.one("eks:index:Cluster", "cluster-eks")["inputs"]["deletionProtection"] is settings.protect_resources
     assert settings.protect_resources is (stack == "prod")
+
+
+def test_a_config_mistake_stops_the_program_before_any_resource() -> None:
+    """What `pulumi up` shows: a RunError (printed without a traceback) naming the key; nothing registered."""
+    config = read_stack_config(PROJECT_DIR, "staging")
+    values = {**config.values, "gpu-platform:gpuSharing": '{"strategy": "time-slicing", "replicas": 1}'}
+    monitor = install_mocks(config.project, "staging", "us-west-1", values, [])
+    try:
+        with pytest.raises(pulumi.RunError, match=r"gpu-platform:gpuSharing\.replicas: must be 2\.\.64"):
+            runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__")
+        assert monitor.registrations == []
+    finally:
+        pulumi.runtime.settings.reset_options()
