@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import subprocess
 import sys
@@ -31,7 +30,10 @@ from typing import Any
 import yaml
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
-PROGRAM_FILES = ("Pulumi.yaml", "__main__.py", "synth.py", "components", "offline")
+sys.path.insert(0, str(PROJECT_DIR))
+
+from offline.project_copy import copy_program  # noqa: E402  (the project root is on sys.path only now)
+
 SYNTH_GOAL = 1.5
 SCALING_GOAL = 2.0
 POOL_COUNTS = (1, 10, 50)
@@ -72,17 +74,6 @@ def floor_script(resource_types: set[str]) -> str:
             "    getattr(importlib.import_module(module), name)",
         ]
     )
-
-
-def copy_program(destination: Path) -> Path:
-    destination.mkdir(parents=True)
-    for name in PROGRAM_FILES:
-        source = PROJECT_DIR / name
-        if source.is_dir():
-            shutil.copytree(source, destination / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, destination / name)
-    return destination
 
 
 def run_timed(command: list[str], cwd: Path) -> float:

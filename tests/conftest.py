@@ -11,6 +11,7 @@ import pytest
 
 from offline.config_files import read_stack_config, stacks_in
 from offline.plan import Plan
+from offline.project_copy import copy_program
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 SHARED_DIR = PROJECT_DIR.parent / "shared"
@@ -67,3 +68,9 @@ def plans(staging_plan: Plan, prod_plan: Plan) -> dict[str, Plan]:
 def stack_configs() -> dict[str, dict[str, str]]:
     """The flat config map of every stack, as the Pulumi CLI would hand it to the program."""
     return {stack: read_stack_config(PROJECT_DIR, stack).values for stack in STACKS}
+
+
+@pytest.fixture(scope="module")
+def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The program in a scratch folder, so a test can add or rewrite stack files without touching the tree."""
+    return copy_program(tmp_path_factory.mktemp("project"))

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
@@ -207,21 +206,6 @@ def test_invalid_mutation_covers_every_depth() -> None:
 
 
 # --- through the real synth ----------------------------------------------------------------------------------
-
-COPIED = ("Pulumi.yaml", "__main__.py", "synth.py", "components", "offline")
-
-
-@pytest.fixture(scope="module")
-def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The program in a scratch directory, so the test can rewrite its staging stack file."""
-    copy = tmp_path_factory.mktemp("project")
-    for name in COPIED:
-        source = PROJECT_DIR / name
-        if source.is_dir():
-            shutil.copytree(source, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, copy / name)
-    return copy
 
 
 def _write_stack(project: Path, config: dict[str, str]) -> None:

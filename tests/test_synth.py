@@ -101,21 +101,6 @@ def test_secure_values_become_placeholders(tmp_path: Path) -> None:
 
 # --- exit codes -----------------------------------------------------------------------------
 
-PROJECT_FILES = ("Pulumi.yaml", "__main__.py", "synth.py", "components", "offline")
-
-
-@pytest.fixture(scope="module")
-def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the program, so tests can add broken stack files without touching the tree."""
-    copy = tmp_path_factory.mktemp("project")
-    for name in PROJECT_FILES:
-        source = PROJECT_DIR / name
-        if source.is_dir():
-            shutil.copytree(source, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, copy / name)
-    return copy
-
 
 def _synth(project: Path, stack: str, out: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
