@@ -1,21 +1,20 @@
-"""Golden files of the GPU userData: one per stack and launcher, readable MIME text under tests/golden/.
+"""Golden files of the GPU userData: per stack, the managed GPU node group's and each Karpenter pool's
+(readable MIME text under tests/golden/).
 
 Refresh them after an intended change (then review the diff):
 
     .venv/bin/python -m tests.golden
 
 tests/test_gpu_bootstrap.py fails on any difference between these files and the renderer's output.
-The Karpenter variant uses the stack's default sharing profile (pools without their own gpuSharing).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import get_args
 
 from components.constants import gpu_node_labels
-from components.gpu_bootstrap import LaunchedBy, render_gpu_user_data
+from components.gpu_bootstrap import render_gpu_user_data
 from components.settings import load_settings
 from offline.config_files import read_stack_config, stacks_in
 
@@ -24,20 +23,28 @@ GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 GOLDEN_GLOB = "userdata-*.mime"
 
 
-def golden_path(stack: str, launched_by: LaunchedBy) -> Path:
-    return GOLDEN_DIR / f"userdata-{stack}-{launched_by}.mime"
-
-
 def rendered_user_data() -> dict[Path, str]:
-    """What every golden file must contain, rendered from the stack files as `pulumi up` reads them."""
+    """What every golden file must contain: the userData each launcher really gets, per stack.
+
+    One file for the managed GPU node group and one per Karpenter pool (pools differ in their
+    sharing-profile label), rendered from the stack files as `pulumi up` reads them.
+    """
     rendered = {}
     for stack in stacks_in(PROJECT_DIR):
         settings = load_settings(read_stack_config(PROJECT_DIR, stack).values)
-        labels = gpu_node_labels(settings.sharing_for(None).profile)
-        for launched_by in get_args(LaunchedBy):
-            rendered[golden_path(stack, launched_by)] = render_gpu_user_data(
-                settings.gpu_nodes, launched_by=launched_by, node_labels=labels
+        if settings.gpu_node_group.enabled:
+            rendered[GOLDEN_DIR / f"userdata-{stack}-managed-node-group.mime"] = render_gpu_user_data(
+                settings.gpu_nodes,
+                launched_by="managed-node-group",
+                node_labels=gpu_node_labels(settings.gpu_sharing.profile),
             )
+        if settings.karpenter.enabled:
+            for pool in settings.karpenter.node_pools:
+                rendered[GOLDEN_DIR / f"userdata-{stack}-karpenter-{pool.name}.mime"] = render_gpu_user_data(
+                    settings.gpu_nodes,
+                    launched_by="karpenter",
+                    node_labels=gpu_node_labels(settings.sharing_for(pool).profile),
+                )
     return rendered
 
 
