@@ -29,6 +29,7 @@ if settings.karpenter.enabled:
         KarpenterArgs(
             settings=settings,
             cluster_name=cluster.name,
+            eks_cluster_name=cluster.eks.eks_cluster.name,
             cluster_endpoint=cluster.eks.eks_cluster.endpoint,
             k8s_provider=cluster.provider,
             system_node_group=cluster.system_node_group,

@@ -28,7 +28,9 @@ from components.settings import NodePoolSettings, StackSettings
 @dataclass(frozen=True)
 class KarpenterArgs:
     settings: StackSettings
-    cluster_name: str
+    cluster_name: str  # for names and IAM conditions, known before deployment
+    # The EKS cluster's name as its output: AWS resources that attach to the cluster wait for it.
+    eks_cluster_name: pulumi.Input[str]
     cluster_endpoint: pulumi.Input[str]
     k8s_provider: k8s.Provider
     # Karpenter must never run on nodes it launches: the chart waits for the system node group.
@@ -54,8 +56,7 @@ class Karpenter(pulumi.ComponentResource):
         cluster = args.cluster_name
         tags = settings.tags
         child = pulumi.ResourceOptions(parent=self)
-        # The cluster name as an Output of the EKS cluster, so the AWS resources naming it wait for it.
-        cluster_name = pulumi.Output.from_input(args.cluster_endpoint).apply(lambda _: cluster)
+        cluster_name = args.eks_cluster_name
 
         # --- node role: the identity of every node Karpenter launches --------------------------------
         node_role = create_node_role(f"{name}-node", f"{cluster}-karpenter-node", tags, parent=self)
