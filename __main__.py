@@ -15,14 +15,14 @@ settings = read_settings()
 network = Network("network", NetworkArgs(settings=settings))
 cluster = Cluster("cluster", ClusterArgs(settings=settings, network=network))
 
-# --- GPU nodes (issue 3) ---
+# --- GPU nodes: a fixed floor of tainted GPU capacity ---
 if settings.gpu_node_group.enabled:
     GpuNodeGroup(
         "gpu-nodes",
         GpuNodeGroupArgs(settings=settings, cluster=cluster.eks, subnet_ids=network.private_subnet_ids),
     )
 
-# --- Karpenter (issue 4) ---
+# --- Karpenter: GPU nodes on demand, gone when idle ---
 if settings.karpenter.enabled:
     karpenter = Karpenter(
         "karpenter",
@@ -38,7 +38,7 @@ if settings.karpenter.enabled:
     )
     pulumi.export("karpenterInterruptionQueue", karpenter.interruption_queue.name)
 
-# --- NVIDIA device plugin and demo (issue 5) ---
+# --- NVIDIA device plugin (GPU sharing) and the learning-lab demo ---
 device_plugin = DevicePlugin("nvidia-device-plugin", DevicePluginArgs(settings=settings, k8s_provider=cluster.provider))
 if settings.demo.enabled:
     DemoWorkload(
