@@ -125,6 +125,14 @@ def _cidr(value: str) -> str:
     return str(network)
 
 
+def _tag_key(value: str) -> str:
+    if not 1 <= len(value) <= 128:
+        raise ValueError("tag keys must be 1-128 characters")
+    if value.lower().startswith("aws:"):
+        raise ValueError(f"tag key '{value}': the 'aws:' prefix is reserved by AWS")
+    return value
+
+
 def _region(value: str) -> str:
     if value not in SUPPORTED_REGIONS:
         raise ValueError(f"'{value}' is not supported; allowed: {', '.join(SUPPORTED_REGIONS)}")
@@ -202,6 +210,11 @@ class ClusterSettings(_Model):
 
     @model_validator(mode="after")
     def _public_endpoint_is_restricted(self) -> Self:
+        repeated = sorted({arn for arn in self.admin_principal_arns if self.admin_principal_arns.count(arn) > 1})
+        if repeated:
+            raise ValueError(
+                f"adminPrincipalArns: each principal once (EKS allows one access entry per principal): {repeated}"
+            )
         if self.endpoint_public_access and not self.public_access_cidrs:
             raise ValueError(
                 "publicAccessCidrs: must list at least one CIDR while endpointPublicAccess is true "
@@ -295,8 +308,16 @@ class GpuSharingSettings(_Model):
     """`gpu-platform:gpuSharing`: how many pods share one physical GPU, and how."""
 
     strategy: Literal["time-slicing", "mps", "none"] = "time-slicing"
-    replicas: Annotated[int, Field(ge=1)] = 1
+    replicas: Annotated[int, Field(ge=1)] = 2  # 1 when strategy is "none" (see _default_replicas)
     fail_requests_greater_than_one: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_replicas(cls, data: Any) -> Any:
+        # Exclusive GPUs have exactly one "replica"; sharing strategies default to two pods per GPU.
+        if isinstance(data, dict) and data.get("strategy") == "none" and "replicas" not in data:
+            return {**data, "replicas": 1}
+        return data
 
     @model_validator(mode="after")
     def _replicas_fit_strategy(self) -> Self:
@@ -325,7 +346,16 @@ class GpuSharingSettings(_Model):
 class DisruptionBudget(_Model):
     nodes: Annotated[str, Field(pattern=r"^((100|[0-9]{1,2})%|[0-9]+)$")]
     reasons: list[Literal["Underutilized", "Empty", "Drifted"]] | None = None
-    schedule: str | None = None
+    # Karpenter's NodePool CRD pattern: a macro or a five-field cron expression.
+    schedule: (
+        Annotated[
+            str,
+            Field(
+                pattern=r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$"
+            ),
+        ]
+        | None
+    ) = None
     duration: Annotated[str, Field(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")] | None = None
 
     @model_validator(mode="after")
@@ -411,14 +441,14 @@ class StackSettings(_Model):
     cluster_name: Annotated[str, AfterValidator(_cluster_name)]
     kubernetes_version: Annotated[str, AfterValidator(_kubernetes_version)]
     protect_resources: bool = False
-    tags: dict[Annotated[str, Field(min_length=1, max_length=128)], Annotated[str, Field(max_length=256)]] = {}
+    tags: dict[Annotated[str, AfterValidator(_tag_key)], Annotated[str, Field(max_length=256)]] = {}
     network: NetworkSettings = NetworkSettings()
     cluster: ClusterSettings = ClusterSettings()
     system_nodes: SystemNodeGroupSettings = SystemNodeGroupSettings()
     gpu_nodes: GpuNodeSettings = GpuNodeSettings()
     gpu_node_group: GpuNodeGroupSettings = GpuNodeGroupSettings()
     karpenter: KarpenterSettings = KarpenterSettings()
-    gpu_sharing: GpuSharingSettings = GpuSharingSettings(strategy="time-slicing", replicas=2)
+    gpu_sharing: GpuSharingSettings = GpuSharingSettings()
     demo: DemoSettings = DemoSettings()
 
     def sharing_for(self, pool: NodePoolSettings | None) -> GpuSharingSettings:

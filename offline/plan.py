@@ -35,11 +35,11 @@ def _manifest_name(obj: dict[str, Any]) -> str:
     return "-".join(parts) + ".yaml"
 
 
-def _ordered(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Registration order made deterministic: parents and dependencies first, then by urn.
+def _ordered(resources: list[dict[str, Any]], program_order: dict[str, int]) -> list[dict[str, Any]]:
+    """Registration order: the order the program constructed its resources.
 
-    The mock monitor receives registrations as their inputs resolve, which can interleave
-    differently between runs; any topological order is one the engine could have seen.
+    Kept topological on purpose (parents and dependencies first, ties by program order), which
+    program order already is: a resource can only be passed to, or parent, a later one.
     """
     by_urn = {r["urn"]: r for r in resources}
     waits = {
@@ -48,13 +48,11 @@ def _ordered(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ordered: list[dict[str, Any]] = []
     done: set[str] = set()
     while waits:
-        ready = sorted(urn for urn, deps in waits.items() if deps <= done)
-        if not ready:  # a cycle cannot come from the engine; keep the rest stable anyway
-            ready = sorted(waits)
-        for urn in ready:
-            ordered.append(by_urn[urn])
-            done.add(urn)
-            del waits[urn]
+        ready = [urn for urn, deps in waits.items() if deps <= done] or list(waits)  # a cycle: keep going
+        urn = min(ready, key=lambda u: (program_order.get(u, len(program_order)), u))
+        ordered.append(by_urn[urn])
+        done.add(urn)
+        del waits[urn]
     return ordered
 
 
@@ -87,7 +85,7 @@ class Plan:
                     "inputs": r.inputs,
                 }
             )
-        resources = _ordered(resources)
+        resources = _ordered(resources, recording.program_order)
         manifests: dict[str, dict[str, Any]] = {}
         for resource in resources:
             if _is_kubernetes_object(resource):

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import runpy
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pulumi
 from pulumi.runtime import settings as runtime_settings
@@ -21,6 +25,7 @@ class Recording:
     settings: StackSettings
     registrations: list[Registration]
     hidden: dict[str, str]  # urn of a remote component's child -> the component's urn
+    program_order: dict[str, int]  # urn -> position in the order the program constructed it
 
 
 def install_mocks(
@@ -51,7 +56,39 @@ def record_program(project_dir: Path | str, stack: str) -> Recording:
     def run() -> None:
         runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")
 
-    run()
+    with constructor_order() as constructed:
+        run()
     return Recording(
-        stack=stack, settings=settings, registrations=list(monitor.registrations), hidden=dict(monitor.hidden)
+        stack=stack,
+        settings=settings,
+        registrations=list(monitor.registrations),
+        hidden=dict(monitor.hidden),
+        program_order=_positions(monitor.registrations, constructed),
     )
+
+
+@contextmanager
+def constructor_order() -> Iterator[dict[tuple[str, str], list[int]]]:
+    """Record the order resource constructors run: the program's registration order.
+
+    Constructors run synchronously as the program reads; the mock monitor instead receives each
+    registration when its inputs resolve, which interleaves differently from run to run.
+    """
+    constructed: dict[tuple[str, str], list[int]] = {}
+    counter = itertools.count()
+    original = pulumi.Resource.__init__
+
+    def recording_init(self: pulumi.Resource, t: str, name: str, *args: Any, **kwargs: Any) -> None:
+        constructed.setdefault((t, name), []).append(next(counter))
+        original(self, t, name, *args, **kwargs)
+
+    pulumi.Resource.__init__ = recording_init  # type: ignore[method-assign]
+    try:
+        yield constructed
+    finally:
+        pulumi.Resource.__init__ = original  # type: ignore[method-assign]
+
+
+def _positions(registrations: list[Registration], constructed: dict[tuple[str, str], list[int]]) -> dict[str, int]:
+    pending = {key: list(positions) for key, positions in constructed.items()}
+    return {r.urn: pending[(r.type, r.name)].pop(0) for r in registrations}

@@ -107,7 +107,9 @@ BAD_VALUES: list[tuple[str, Any, str, str]] = [
     ("gpu-platform:demo", {"namespace": "Learning_Lab"}, "gpu-platform:demo.namespace", "DNS label"),
     ("gpu-platform:demo", {"image": "docker.io/tensorflow/tensorflow"}, "gpu-platform:demo.image", "tag or digest"),
     ("gpu-platform:demo", {"image": "docker.io/tensorflow/tensorflow:latest"}, "gpu-platform:demo.image", "':latest' is not allowed"),
-    ("gpu-platform:tags", {"": "x"}, 'gpu-platform:tags[""]', "at least 1 character"),
+    ("gpu-platform:tags", {"": "x"}, 'gpu-platform:tags[""]', "1-128 characters"),
+    ("gpu-platform:tags", {"aws:team": "x"}, 'gpu-platform:tags["aws:team"]', "reserved by AWS"),
+    ("gpu-platform:cluster", {"adminPrincipalArns": ["arn:aws:iam::111122223333:role/a", "arn:aws:iam::111122223333:role/a"]}, "gpu-platform:cluster.adminPrincipalArns", "each principal once"),
     ("gpu-platform:network", "[1, 2", "gpu-platform:network", "structured value"),
     ("gpu-platform:gpuSharng", {"strategy": "mps"}, "gpu-platform:gpuSharng", "unknown key; allowed: "),
 ]  # fmt: skip
@@ -131,6 +133,7 @@ BAD_POOLS: list[tuple[dict[str, Any], str, str]] = [
     ({"consolidationPolicy": "WhenUnderutilized"}, ".consolidationPolicy", "'WhenEmpty'"),
     ({"disruptionBudgets": [{"nodes": "110%"}]}, ".disruptionBudgets[0].nodes", "pattern"),
     ({"disruptionBudgets": [{"nodes": "1", "schedule": "@daily"}]}, ".disruptionBudgets[0]", "set together"),
+    ({"disruptionBudgets": [{"nodes": "1", "schedule": "not a cron", "duration": "1h"}]}, ".disruptionBudgets[0].schedule", "pattern"),
     ({"disruptionBudgets": [{"nodes": "1", "reasons": ["Bored"]}]}, ".disruptionBudgets[0].reasons[0]", "'Underutilized'"),
     ({"disruptionBudgets": []}, ".disruptionBudgets", "at least 1 item"),
     ({"weight": 101}, ".weight", "less than or equal to 100"),
@@ -230,3 +233,13 @@ def test_sharing_profiles_are_distinct_and_sorted(stack_configs: dict[str, dict[
     assert profiles == sorted(set(profiles)) == ["time-slicing-3", "time-slicing-4"]
     assert prod.sharing_for(prod.karpenter.node_pools[1]).replicas == 4
     assert prod.sharing_for(prod.karpenter.node_pools[0]) == prod.gpu_sharing
+
+
+@pytest.mark.parametrize(
+    ("sharing", "replicas"), [({"strategy": "time-slicing"}, 2), ({"strategy": "mps"}, 2), ({"strategy": "none"}, 1)]
+)
+def test_replicas_default_per_strategy(
+    stack_configs: dict[str, dict[str, str]], sharing: dict[str, str], replicas: int
+) -> None:
+    settings = load_settings(_with(stack_configs["staging"], "gpu-platform:gpuSharing", sharing))
+    assert settings.gpu_sharing.replicas == replicas
