@@ -33,16 +33,21 @@ def shared_path(*parts: str) -> Path:
     return require_present(SHARED_DIR.joinpath(*parts))
 
 
-def synthesize(stack: str, out_dir: Path) -> Plan:
-    """Run the offline synth in a fresh interpreter (the README's command) and load its plan."""
-    result = subprocess.run(
-        [sys.executable, str(PROJECT_DIR / "synth.py"), "--stack", stack, "--out", str(out_dir)],
-        cwd=PROJECT_DIR,
+def run_synth(stack: str, out_dir: Path, project: Path = PROJECT_DIR) -> subprocess.CompletedProcess[str]:
+    """`python synth.py --stack STACK --out DIR` in a fresh interpreter, in `project` (a copy, or the tree)."""
+    return subprocess.run(
+        [sys.executable, "synth.py", "--stack", stack, "--out", str(out_dir)],
+        cwd=project,
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
+
+
+def synthesize(stack: str, out_dir: Path, project: Path = PROJECT_DIR) -> Plan:
+    """Run the offline synth (the README's command), require success, and load its plan."""
+    result = run_synth(stack, out_dir, project)
     assert result.returncode == 0, f"synth --stack {stack} failed:\n{result.stdout}\n{result.stderr}"
     return Plan.load(out_dir)
 

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +22,8 @@ from components.gpu_bootstrap import NODECONFIG_CONTENT_TYPE, SHELL_CONTENT_TYPE
 from components.gpu_node_group import GPU_AMI_TYPE
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.plan import Plan
-from tests.conftest import PROJECT_DIR, STACKS
+from offline.project_copy import copy_program
+from tests.conftest import PROJECT_DIR, STACKS, synthesize
 from tests.test_gpu_bootstrap import mime_parts, node_config_of, shell_part_of
 
 COMPONENT = "gpu-platform:gpu:GpuNodeGroup"
@@ -187,30 +185,14 @@ def test_seed_stacks_keep_their_scaling_intent(plans: dict[str, Plan]) -> None:
 
 def test_disabled_node_group_creates_nothing(tmp_path: Path) -> None:
     """A copy of the project whose staging stack turns the managed GPU group off."""
-    for item in ("__main__.py", "synth.py", "Pulumi.yaml", "components", "offline"):
-        source = PROJECT_DIR / item
-        target = tmp_path / item
-        if source.is_dir():
-            shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy(source, target)
+    copy_program(tmp_path)
     stack_file = (PROJECT_DIR / "Pulumi.staging.yaml").read_text(encoding="utf-8")
     assert "  gpu-platform:gpuNodeGroup:\n    enabled: true\n" in stack_file
     disabled = stack_file.replace(
         "gpu-platform:gpuNodeGroup:\n    enabled: true", "gpu-platform:gpuNodeGroup:\n    enabled: false"
     )
     (tmp_path / "Pulumi.staging.yaml").write_text(disabled, encoding="utf-8")
-    out = tmp_path / "out"
-    result = subprocess.run(
-        [sys.executable, "synth.py", "--stack", "staging", "--out", str(out)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    plan = Plan.load(out)
+    plan = synthesize("staging", tmp_path / "out", tmp_path)
     assert plan.of_type(COMPONENT) == []
     assert plan.of_type(NODE_GROUP), "the system node group is still there"
     assert not [r for r in plan.of_type(NODE_GROUP) if r["inputs"]["amiType"] == GPU_AMI_TYPE]

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,7 @@ from hypothesis import strategies as st
 
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
-from tests.conftest import PROJECT_DIR
+from tests.conftest import PROJECT_DIR, run_synth
 
 Path_ = tuple[str | int, ...]  # top-level config key, then dict keys / list indices
 
@@ -227,14 +225,7 @@ def test_synth_exits_2_and_writes_nothing(project_copy: Path, mutation: tuple[Pa
     _write_stack(project_copy, config)
     out = project_copy / "out"
     shutil.rmtree(out, ignore_errors=True)
-    result = subprocess.run(
-        [sys.executable, "synth.py", "--stack", "staging", "--out", str(out)],
-        cwd=project_copy,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_synth("staging", out, project_copy)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert all(p in result.stderr for p, _ in error.problems), result.stderr

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +10,7 @@ import yaml
 
 from offline.config_files import SECRET_PLACEHOLDER, read_stack_config
 from offline.plan import Plan
-from tests.conftest import PROJECT_DIR, STACKS, synthesize
+from tests.conftest import PROJECT_DIR, STACKS, run_synth, synthesize
 
 RESOURCE_KEYS = {"urn", "type", "name", "parent", "dependencies", "protect", "custom", "inputs"}
 
@@ -102,17 +100,6 @@ def test_secure_values_become_placeholders(tmp_path: Path) -> None:
 # --- exit codes -----------------------------------------------------------------------------
 
 
-def _synth(project: Path, stack: str, out: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "synth.py", "--stack", stack, "--out", str(out)],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-
-
 BROKEN_STAGING = [
     ("gpu-platform:gpuSharing", {"strategy": "time-slicing", "replicas": 1}, "gpu-platform:gpuSharing.replicas"),
     ("gpu-platform:clusterName", "Bad_Name!", "gpu-platform:clusterName"),
@@ -132,7 +119,7 @@ def test_broken_stack_file_exits_2_naming_the_key(
     out = tmp_path / "out"
     out.mkdir()
     (out / "resources.json").write_text("[] stale from an earlier run")
-    result = _synth(project_copy, "broken", out)
+    result = run_synth("broken", out, project_copy)
     assert result.returncode == 2, result.stderr
     assert path in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
@@ -141,7 +128,7 @@ def test_broken_stack_file_exits_2_naming_the_key(
 
 def test_unreadable_stack_file_exits_2(project_copy: Path, tmp_path: Path) -> None:
     (project_copy / "Pulumi.garbled.yaml").write_text("config: [unclosed\n")
-    result = _synth(project_copy, "garbled", tmp_path)
+    result = run_synth("garbled", tmp_path, project_copy)
     assert result.returncode == 2
     assert "Pulumi.garbled.yaml" in result.stderr and "Traceback" not in result.stderr
 
@@ -152,7 +139,7 @@ def test_program_failure_exits_1(project_copy: Path, tmp_path: Path) -> None:
     shutil.copy2(PROJECT_DIR / "Pulumi.staging.yaml", broken / "Pulumi.staging.yaml")
     main = broken / "__main__.py"
     main.write_text(main.read_text() + "\nraise RuntimeError('boom from the program')\n")
-    result = _synth(broken, "staging", tmp_path)
+    result = run_synth("staging", tmp_path, broken)
     assert result.returncode == 1
     assert "boom from the program" in result.stderr
     assert not (tmp_path / "resources.json").exists()
