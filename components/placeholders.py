@@ -39,21 +39,38 @@ def placeholders_in(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
+Unknown = tuple[type[Exception], ...]
+
+
+def _items(value: Mapping[Any, Any] | Sequence[Any], skip: Unknown) -> Iterator[tuple[Any, Any]]:
+    """Key/index and item pairs; an item that raises one of `skip` (not known yet) is left out."""
+    keys = list(value) if isinstance(value, Mapping) else range(len(value))
+    for key in keys:
+        try:
+            yield key, value[key]
+        except skip:
+            continue
+
+
+def _leaves(value: Any, path: str, skip: Unknown) -> Iterator[tuple[str, str]]:
     # Mapping / Sequence, not dict / list: the policy SDK hands rules proxies of both.
     if isinstance(value, str):
         yield path, value
     elif isinstance(value, Mapping):
-        for key, item in value.items():
+        for key, item in _items(value, skip):
             if not re.fullmatch(r"[A-Za-z_][\w-]*", str(key)):
-                yield from _leaves(item, f'{path}["{key}"]')
+                yield from _leaves(item, f'{path}["{key}"]', skip)
             else:
-                yield from _leaves(item, f"{path}.{key}" if path else str(key))
+                yield from _leaves(item, f"{path}.{key}" if path else str(key), skip)
     elif isinstance(value, Sequence):
-        for index, item in enumerate(value):
-            yield from _leaves(item, f"{path}[{index}]")
+        for index, item in _items(value, skip):
+            yield from _leaves(item, f"{path}[{index}]", skip)
 
 
-def placeholder_values(value: Any, path: str = "") -> list[tuple[str, str]]:
-    """Every `(path, string)` under a JSON-like value that holds a documentation value."""
-    return [(where, text) for where, text in _leaves(value, path) if placeholders_in(text)]
+def placeholder_values(value: Any, path: str = "", skip: Unknown = ()) -> list[tuple[str, str]]:
+    """Every `(path, string)` under a JSON-like value that holds a documentation value.
+
+    `skip`: exceptions that reading a not-yet-known value raises; such values are passed over
+    (an unknown value is no literal from a stack file), so the rest is still checked in a preview.
+    """
+    return [(where, text) for where, text in _leaves(value, path, skip) if placeholders_in(text)]

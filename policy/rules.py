@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pulumi_policy.proxy import UnknownValueError
+
 from components.constants import (
     GPU_TAINT,
     GPU_TAINT_EFFECT_EKS,
@@ -306,10 +308,14 @@ def no_wildcard_iam_actions(resource_type: str, props: Props) -> list[str]:
 
 
 def no_documentation_placeholders(resource_type: str, props: Props) -> list[str]:
-    """Example account IDs and documentation CIDRs from the shipped stack files must not reach AWS."""
+    """Example account IDs and documentation CIDRs from the shipped stack files must not reach AWS.
+
+    Unlike the other rules it scans every input, so it passes over values unknown in a preview instead
+    of giving up on the whole resource: the stack file's literals are known, and caught, in the preview.
+    """
     return [
         f"{path}: {value!r} holds documentation value(s) {placeholders_in(value)}; replace them before a real deploy"
-        for path, value in placeholder_values(props)
+        for path, value in placeholder_values(props, skip=(UnknownValueError,))
     ]
 
 
