@@ -137,7 +137,7 @@ def test_prod_gives_its_deployer_no_explicit_entry(prod_plan: Plan) -> None:
 
 def test_cluster_admins_names_the_creator_first() -> None:
     admins = cluster_admins(DEPLOYER, ADMINS[:1])
-    assert [(a.principal, a.reason) for a in admins][0] == (DEPLOYER, CREATOR_REASON)
+    assert (admins[0].principal, admins[0].reason) == (DEPLOYER, CREATOR_REASON)
     assert admins[1].principal == ADMINS[0] and principal_slug(ADMINS[0]) in admins[1].reason
     assert cluster_admins(None, [])[0].principal == UNKNOWN_DEPLOYER
 
