@@ -264,7 +264,9 @@ def test_served_pack_rejects_documentation_values_even_in_a_preview(
     """The shipped cluster's example admin ARN / CIDR are caught although its KMS key ARN is not known yet."""
     cluster = copy.deepcopy(plans["staging"].one(rules.EKS_CLUSTER_COMPONENT, "cluster-eks")["inputs"])
     cluster["encryptionConfigKeyArn"] = UNKNOWN_OBJECT_VALUE
-    diagnostics = [d for d in _analyze(analyzer, rules.EKS_CLUSTER_COMPONENT, cluster) if d.policyName == PLACEHOLDER_RULE]
+    diagnostics = [
+        d for d in _analyze(analyzer, rules.EKS_CLUSTER_COMPONENT, cluster) if d.policyName == PLACEHOLDER_RULE
+    ]
     assert [d.enforcementLevel for d in diagnostics] == [analyzer_pb2.MANDATORY] * 2
     messages = " ".join(d.message for d in diagnostics)
     assert "111122223333" in messages and "203.0.113.0/24" in messages
