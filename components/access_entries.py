@@ -19,8 +19,8 @@ _HASH_CHARS = 8
 _NOT_DNS = re.compile(r"[^a-z0-9]+")
 
 # pulumi-eks 4.x hard-codes `bootstrapClusterCreatorAdminPermissions: true` on the cluster
-# (pulumi/pulumi-eks nodejs/eks/cluster/cluster.ts, v4.3.0 and main; pulumi/pulumi-eks#2373):
-# EKS always gives the identity that creates the cluster its own cluster-admin entry.
+# (pulumi/pulumi-eks nodejs/eks/cluster/cluster.ts:739 at v4.3.0 and on master 7bf0c1b1, after it;
+# pulumi/pulumi-eks#2373, still open): EKS always gives the cluster's creator its own admin entry.
 CREATOR_REASON = "creator entry: EKS makes the identity that creates the cluster its admin"
 EXPLICIT_REASON = "explicit access entry"
 UNKNOWN_DEPLOYER = "<whoever runs the first `pulumi up`; set gpu-platform:cluster.deployerPrincipalArn>"
