@@ -4,6 +4,7 @@ import pulumi
 
 from components.cluster import Cluster, ClusterArgs
 from components.demo import DemoWorkload, DemoWorkloadArgs
+from components.deployer_check import warn_unless_deployer
 from components.device_plugin import DevicePlugin, DevicePluginArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from components.karpenter import Karpenter, KarpenterArgs
@@ -14,6 +15,8 @@ settings = read_settings()
 
 network = Network("network", NetworkArgs(settings=settings))
 cluster = Cluster("cluster", ClusterArgs(settings=settings, network=network))
+# EKS makes whoever creates the cluster its admin: say so when that is not the configured deployer.
+warn_unless_deployer(settings.cluster)
 
 # --- GPU nodes: a fixed floor of tainted GPU capacity ---
 if settings.gpu_node_group.enabled:

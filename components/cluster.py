@@ -14,6 +14,7 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 from pulumi_eks import ManagedNodeGroup
 
+from components.access_entries import principal_slug
 from components.constants import KARPENTER_DISCOVERY_TAG, SYSTEM_NODE_LABEL_KEY, SYSTEM_NODE_LABEL_VALUE
 from components.launch_template import node_launch_template
 from components.network import Network
@@ -78,7 +79,8 @@ class Cluster(pulumi.ComponentResource):
             skip_default_node_group=True,
             authentication_mode=eks.AuthenticationMode.API,
             access_entries={
-                f"admin-{index}": eks.AccessEntryArgs(
+                # Keyed by principal, not list position: the key is in the entry's URN (access_entries.py).
+                principal_slug(arn): eks.AccessEntryArgs(
                     principal_arn=arn,
                     type=eks.AccessEntryType.STANDARD,
                     access_policies={
@@ -88,7 +90,7 @@ class Cluster(pulumi.ComponentResource):
                         )
                     },
                 )
-                for index, arn in enumerate(cluster_settings.admin_principal_arns)
+                for arn in cluster_settings.admin_principal_arns
             },
             create_oidc_provider=True,
             endpoint_private_access=True,

@@ -203,6 +203,8 @@ class ClusterSettings(_Model):
     endpoint_public_access: bool = False
     public_access_cidrs: list[Cidr] = []
     admin_principal_arns: list[PrincipalArn] = []
+    # Who runs `pulumi up`: EKS makes it cluster admin itself (see components/access_entries.py).
+    deployer_principal_arn: PrincipalArn | None = None
     log_types: list[Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]] = [
         "api", "audit", "authenticator",
     ]  # fmt: skip
@@ -214,6 +216,13 @@ class ClusterSettings(_Model):
         if repeated:
             raise ValueError(
                 f"adminPrincipalArns: each principal once (EKS allows one access entry per principal): {repeated}"
+            )
+        if self.deployer_principal_arn in self.admin_principal_arns:
+            raise ValueError(
+                f"adminPrincipalArns: lists {self.deployer_principal_arn}, which is also "
+                "gpu-platform:cluster.deployerPrincipalArn; remove it from adminPrincipalArns: pulumi-eks always "
+                "has EKS create the cluster creator's admin access entry, and a second entry for the same "
+                "principal fails with 409 ResourceInUseException"
             )
         if self.endpoint_public_access and not self.public_access_cidrs:
             raise ValueError(

@@ -146,13 +146,18 @@ class PlatformMocks(pulumi.runtime.Mocks):
     stack: str
     project: str
     monitor: RecordingMonitor | None = field(default=None, repr=False)
+    # The IAM role or user the mocked credentials belong to (None: an offline user in the placeholder
+    # account). `accountId` stays the placeholder account either way, so the plan's ARNs stay offline.
+    caller_principal_arn: str | None = None
 
     # --- invokes --------------------------------------------------------------------------
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         token = args.token
         if token == "aws:index/getCallerIdentity:getCallerIdentity":
-            arn = f"arn:aws:iam::{PLACEHOLDER_ACCOUNT}:user/offline-synth"
+            arn = self._caller_arn()
             return {"accountId": PLACEHOLDER_ACCOUNT, "arn": arn, "userId": "OFFLINE", "id": PLACEHOLDER_ACCOUNT}, []
+        if token == "aws:iam/getSessionContext:getSessionContext":
+            return self._session_context(str(args.args["arn"])), []
         if token == "aws:index/getPartition:getPartition":
             return {
                 "partition": "aws",
@@ -166,6 +171,35 @@ class PlatformMocks(pulumi.runtime.Mocks):
             names = [f"{self.region}{suffix}" for suffix in "abcd"]
             return {"names": names, "zoneIds": [f"placeholder-az{i}" for i in range(4)], "id": self.region}, []
         raise NotImplementedError(f"offline mocks do not answer invoke {token}; add it to offline/mocks.py")
+
+    def _caller_arn(self) -> str:
+        """What STS GetCallerIdentity reports: a role is seen through an assumed-role session ARN."""
+        principal = self.caller_principal_arn or f"arn:aws:iam::{PLACEHOLDER_ACCOUNT}:user/offline-synth"
+        head, _, resource = principal.partition(":iam::")
+        account, _, path = resource.partition(":")
+        if not path.startswith("role/"):
+            return principal
+        # The session ARN names the role without its path.
+        return f"{head}:sts::{account}:assumed-role/{path.rsplit('/', 1)[-1]}/offline-synth"
+
+    def _session_context(self, arn: str) -> dict[str, Any]:
+        """aws.iam.getSessionContext: an assumed-role ARN -> its role's ARN; anything else passes through."""
+        if ":assumed-role/" not in arn:
+            return {"arn": arn, "issuerArn": arn, "issuerId": "", "issuerName": "", "sessionName": "", "id": arn}
+        head, _, rest = arn.partition(":sts::")
+        account, _, session = rest.partition(":assumed-role/")
+        role_name, _, session_name = session.partition("/")
+        issuer = f"{head}:iam::{account}:role/{role_name}"
+        if self.caller_principal_arn and self.caller_principal_arn.endswith(f"/{role_name}"):
+            issuer = self.caller_principal_arn  # the real call looks the role up, path included
+        return {
+            "arn": arn,
+            "issuerArn": issuer,
+            "issuerId": "AROAOFFLINE",
+            "issuerName": role_name,
+            "sessionName": session_name,
+            "id": arn,
+        }
 
     # --- resources ------------------------------------------------------------------------
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
@@ -235,6 +269,12 @@ class PlatformMocks(pulumi.runtime.Mocks):
             },
             name,
         )
+        # pulumi-eks creates one child per access entry, named `<component>-<key>`
+        # (nodejs/eks/cluster/authenticationMode.ts createAccessEntries, v4.3.0).
+        for key, entry in (args.inputs.get("accessEntries") or {}).items():
+            self.monitor.add_hidden_child(
+                owner, "aws:eks/accessEntry:AccessEntry", f"{args.name}-{key}", dict(entry), f"{name}:{key}"
+            )
         oidc_url = f"oidc.eks.{self.region}.amazonaws.com/id/PLACEHOLDER"
         oidc_arn = self._arn("iam", f"oidc-provider/{oidc_url}", regional=False)
         oidc = self.monitor.add_hidden_child(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import runpy
 import sys
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from typing import Any
 import pulumi
 from pulumi.runtime import settings as runtime_settings
 
-from components.settings import StackSettings, load_settings
+from components.settings import StackSettings, config_key, load_settings
 from offline.config_files import read_stack_config
 from offline.mocks import PlatformMocks, RecordingMonitor, Registration
 
@@ -29,15 +30,31 @@ class Recording:
 
 
 def install_mocks(
-    project: str, stack: str, region: str, config: dict[str, str], secret_keys: list[str]
+    project: str,
+    stack: str,
+    region: str,
+    config: dict[str, str],
+    secret_keys: list[str],
+    caller_principal_arn: str | None = None,
 ) -> RecordingMonitor:
-    """Fresh runtime state, config and mocks: nothing leaks from an earlier run or test."""
+    """Fresh runtime state, config and mocks: nothing leaks from an earlier run or test.
+
+    The mocked credentials belong to `caller_principal_arn`, by default the stack's configured
+    deployer: the synth models the intended `pulumi up`, so the deployer check stays quiet.
+    """
     runtime_settings.reset_options(project=project, stack=stack, preview=False)
     pulumi.runtime.set_all_config(dict(config), secret_keys)
-    mocks = PlatformMocks(region=region, stack=stack, project=project)
+    caller = caller_principal_arn or _configured_deployer(config)
+    mocks = PlatformMocks(region=region, stack=stack, project=project, caller_principal_arn=caller)
     monitor = RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
     return monitor
+
+
+def _configured_deployer(config: dict[str, str]) -> str | None:
+    cluster = json.loads(config.get(config_key("cluster"), "{}"))
+    deployer = cluster.get("deployerPrincipalArn") if isinstance(cluster, dict) else None
+    return deployer if isinstance(deployer, str) else None
 
 
 def record_program(project_dir: Path | str, stack: str) -> Recording:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from components.access_entries import cluster_admins
 from components.gpu_capacity import capacity_rows
-from components.settings import StackSettings
+from components.placeholders import placeholder_values
+from components.settings import REGION_KEY, StackSettings, config_key
 from offline.plan import Plan
 
 
@@ -26,4 +28,31 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
             f"  {row.pool:<22}{row.instance_type:<16}{row.physical_gpus:>10}{row.sharing:>18}"
             f"{row.schedulable_per_node:>10}{row.schedulable_at_limit:>10}"
         )
-    return "\n".join(lines)
+    return "\n".join([*lines, *_admin_lines(settings), *_placeholder_lines(settings)])
+
+
+def _admin_lines(settings: StackSettings) -> list[str]:
+    cluster = settings.cluster
+    admins = cluster_admins(cluster.deployer_principal_arn, cluster.admin_principal_arns)
+    return ["", "Cluster admins (AmazonEKSClusterAdminPolicy):", *(f"  {a.principal}  ({a.reason})" for a in admins)]
+
+
+def placeholder_keys(settings: StackSettings) -> list[tuple[str, str]]:
+    """`(config key path, value)` for every setting that still holds a documentation value."""
+    dumped = settings.model_dump(mode="json", by_alias=True)
+    found: list[tuple[str, str]] = []
+    for name, field in StackSettings.model_fields.items():
+        key = REGION_KEY if name == "region" else config_key(name)
+        found += placeholder_values(dumped[field.alias or name], key)
+    return found
+
+
+def _placeholder_lines(settings: StackSettings) -> list[str]:
+    found = placeholder_keys(settings)
+    if not found:
+        return []
+    return [
+        "",
+        "Replace before a real deploy (documentation values; `python -m policy.check DIR` rejects them):",
+        *(f"  {key}: {value}" for key, value in found),
+    ]

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pulumi_policy.proxy import UnknownValueError
+
 from components.constants import (
     GPU_TAINT,
     GPU_TAINT_EFFECT_EKS,
@@ -23,6 +25,7 @@ from components.constants import (
     GPU_TAINT_VALUE,
 )
 from components.gpu_catalog import GPU_FAMILIES
+from components.placeholders import placeholder_values, placeholders_in
 
 Props = Mapping[str, Any]
 Rule = Callable[[str, Props], list[str]]
@@ -304,6 +307,18 @@ def no_wildcard_iam_actions(resource_type: str, props: Props) -> list[str]:
     return problems
 
 
+def no_documentation_placeholders(resource_type: str, props: Props) -> list[str]:
+    """Example account IDs and documentation CIDRs from the shipped stack files must not reach AWS.
+
+    Unlike the other rules it scans every input, so it passes over values unknown in a preview instead
+    of giving up on the whole resource: the stack file's literals are known, and caught, in the preview.
+    """
+    return [
+        f"{path}: {value!r} holds documentation value(s) {placeholders_in(value)}; replace them before a real deploy"
+        for path, value in placeholder_values(props, skip=(UnknownValueError,))
+    ]
+
+
 # --- the pack -----------------------------------------------------------------------------------------------
 
 
@@ -345,6 +360,13 @@ RULES: tuple[PolicyRule, ...] = (
         "IAM and queue policies never Allow '*' or '<service>:*' actions.",
         no_wildcard_iam_actions,
         tuple(POLICY_DOCUMENT_INPUTS),
+    ),
+    PolicyRule(
+        "no-documentation-placeholders",
+        "No input holds an AWS example account ID or an RFC 5737 / RFC 3849 documentation address.",
+        no_documentation_placeholders,
+        # Every resource is scanned; these are the ones the stack files' ARNs and CIDRs reach today.
+        (EKS_CLUSTER_COMPONENT, EKS_CLUSTER),
     ),
 )
 

@@ -27,12 +27,17 @@ from tests.conftest import PROJECT_DIR, STACKS
 RULES_BY_NAME = {rule.name: rule for rule in rules.RULES}
 
 
+# The shipped stack files hold documentation values on purpose (tests/test_placeholders.py checks that
+# exactly those are reported); every other rule passes on every resource.
+PLACEHOLDER_RULE = "no-documentation-placeholders"
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_resource_of_the_plan_passes(plans: dict[str, Plan], stack: str) -> None:
     found = {
         f"{r['type']} {r['name']}": problems
         for r in plans[stack].resources
-        if (problems := rules.violations(r["type"], r["inputs"]))
+        if (problems := {k: v for k, v in rules.violations(r["type"], r["inputs"]).items() if k != PLACEHOLDER_RULE})
     }
     assert found == {}
 
@@ -106,6 +111,8 @@ BROKEN_PLAN_RESOURCES: list[tuple[str, str, str, Mutation, str]] = [
     ("policy-service-star", "no-wildcard-iam-actions", "aws:iam/policy:Policy", lambda p: _statement(p, Action=["ec2:*"]), "wildcard"),
     ("policy-write-prefix", "no-wildcard-iam-actions", "aws:iam/policy:Policy", lambda p: _statement(p, Action=["iam:Put*"]), "wildcard"),
     ("policy-not-action", "no-wildcard-iam-actions", "aws:iam/policy:Policy", lambda p: _statement(p, NotAction=["iam:*"]), "NotAction"),
+    ("policy-example-account", PLACEHOLDER_RULE, "aws:iam/policy:Policy", lambda p: _statement(p, Resource="arn:aws:iam::123456789012:role/x"), "123456789012"),
+    ("lt-documentation-tag", PLACEHOLDER_RULE, rules.LAUNCH_TEMPLATE, _set("tags.egress", "192.0.2.10/32"), "192.0.2.10/32"),
 ]  # fmt: skip
 
 
@@ -249,3 +256,17 @@ def test_served_pack_defers_unknown_values_to_the_update(analyzer: analyzer_pb2_
     imds = [d for d in diagnostics if d.policyName == "imdsv2-required"]
     assert len(imds) == 1 and imds[0].enforcementLevel == analyzer_pb2.ADVISORY
     assert "during preview" in imds[0].message
+
+
+def test_served_pack_rejects_documentation_values_even_in_a_preview(
+    analyzer: analyzer_pb2_grpc.AnalyzerStub, plans: dict[str, Plan]
+) -> None:
+    """The shipped cluster's example admin ARN / CIDR are caught although its KMS key ARN is not known yet."""
+    cluster = copy.deepcopy(plans["staging"].one(rules.EKS_CLUSTER_COMPONENT, "cluster-eks")["inputs"])
+    cluster["encryptionConfigKeyArn"] = UNKNOWN_OBJECT_VALUE
+    diagnostics = [
+        d for d in _analyze(analyzer, rules.EKS_CLUSTER_COMPONENT, cluster) if d.policyName == PLACEHOLDER_RULE
+    ]
+    assert [d.enforcementLevel for d in diagnostics] == [analyzer_pb2.MANDATORY] * 2
+    messages = " ".join(d.message for d in diagnostics)
+    assert "111122223333" in messages and "203.0.113.0/24" in messages
