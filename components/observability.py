@@ -133,7 +133,8 @@ class Observability(pulumi.ComponentResource):
                 lambda values: json.dumps(config.alarm_topic_key_policy(values[0], values[1]))
             ),
             tags=settings.tags,
-            opts=child,
+            # A deleted key leaves the topic unable to deliver: protected like every key of the stack.
+            opts=pulumi.ResourceOptions(parent=self, protect=settings.protect_resources),
         )
         self.alarm_topic = aws.sns.Topic(
             f"{name}-alarms",
