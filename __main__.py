@@ -9,6 +9,7 @@ from components.device_plugin import DevicePlugin, DevicePluginArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from components.karpenter import Karpenter, KarpenterArgs
 from components.network import Network, NetworkArgs
+from components.observability import Observability, ObservabilityArgs
 from components.settings import read_settings
 
 settings = read_settings()
@@ -48,6 +49,20 @@ if settings.demo.enabled:
         "learning-lab",
         DemoWorkloadArgs(settings=settings, k8s_provider=cluster.provider, device_plugin=device_plugin),
     )
+
+# --- GPU fleet health and utilisation: node repair signals, GPU metrics, dashboard, alarms ---
+if settings.observability.node_repair or settings.observability.gpu_metrics:
+    observability = Observability(
+        "observability",
+        ObservabilityArgs(
+            settings=settings,
+            eks_cluster_name=cluster.eks.eks_cluster.name,
+            system_node_group=cluster.system_node_group,
+            pod_identity_agent=cluster.pod_identity_agent,
+        ),
+    )
+    if observability.alarm_topic is not None:
+        pulumi.export("gpuAlarmTopicArn", observability.alarm_topic.arn)
 
 pulumi.export("clusterName", cluster.name)
 pulumi.export("kubeconfig", pulumi.Output.secret(cluster.eks.kubeconfig_json))

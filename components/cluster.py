@@ -18,6 +18,7 @@ from components.access_entries import principal_slug
 from components.constants import KARPENTER_DISCOVERY_TAG, SYSTEM_NODE_LABEL_KEY, SYSTEM_NODE_LABEL_VALUE
 from components.launch_template import node_launch_template
 from components.network import Network
+from components.node_repair import node_repair_transforms
 from components.node_role import create_node_role
 from components.settings import RootVolumeSettings, StackSettings
 
@@ -159,7 +160,9 @@ class Cluster(pulumi.ComponentResource):
                 id=system_template.id, version=system_template.latest_version.apply(str)
             ),
             tags=settings.tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=system_role.attachments),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=system_role.attachments, transforms=node_repair_transforms(settings)
+            ),
         )
         self.coredns = aws.eks.Addon(
             f"{name}-coredns",

@@ -76,3 +76,16 @@ NODE_METADATA_OPTIONS: Final = {
 }
 # Root device of the AL2023 EKS AMIs.
 ROOT_DEVICE_NAME: Final = "/dev/xvda"
+
+# --- Observability add-ons -----------------------------------------------------------------------
+# EKS add-on versions published for Kubernetes 1.34-1.36 (`aws eks describe-addon-versions`).
+NODE_MONITORING_AGENT_ADDON: Final = "eks-node-monitoring-agent"
+NODE_MONITORING_AGENT_ADDON_VERSION: Final = "v1.6.6-eksbuild.1"
+CLOUDWATCH_OBSERVABILITY_ADDON: Final = "amazon-cloudwatch-observability"
+CLOUDWATCH_OBSERVABILITY_ADDON_VERSION: Final = "v6.5.0-eksbuild.1"
+# Where the add-on runs its CloudWatch agent; the Pod Identity association names this pair
+# (aws-observability/helm-charts charts/amazon-cloudwatch-observability, `cloudwatch-agent.serviceAccountName`;
+# AWS "Install the CloudWatch agent with the Amazon CloudWatch Observability EKS add-on").
+CLOUDWATCH_AGENT_NAMESPACE: Final = "amazon-cloudwatch"
+CLOUDWATCH_AGENT_SERVICE_ACCOUNT: Final = "cloudwatch-agent"
+CONTAINER_INSIGHTS_NAMESPACE: Final = "ContainerInsights"

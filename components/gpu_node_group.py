@@ -16,6 +16,7 @@ import pulumi_eks as eks
 from components.constants import GPU_TAINT_EFFECT_EKS, GPU_TAINT_KEY, GPU_TAINT_VALUE, gpu_node_labels
 from components.gpu_bootstrap import render_gpu_user_data
 from components.launch_template import node_launch_template
+from components.node_repair import node_repair_transforms
 from components.node_role import create_node_role
 from components.settings import StackSettings
 
@@ -78,7 +79,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
                 id=self.launch_template.id, version=self.launch_template.latest_version.apply(str)
             ),
             tags=settings.tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=node_role.attachments),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=node_role.attachments, transforms=node_repair_transforms(settings)
+            ),
         )
 
         self.register_outputs(

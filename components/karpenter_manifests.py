@@ -224,6 +224,17 @@ def node_overlays(settings: StackSettings, pool: NodePoolSettings) -> list[Manif
 # --- Helm values --------------------------------------------------------------------------------------
 
 
+def _feature_gates(settings: StackSettings) -> dict[str, bool]:
+    gates = {"nodeOverlay": shares_gpus(settings)}
+    if settings.observability.node_repair:
+        # Replace nodes whose health conditions stay bad (AcceleratedHardwareReady=False: 10 minutes), set by
+        # the node monitoring agent (aws/karpenter-provider-aws pkg/cloudprovider/cloudprovider.go
+        # `RepairPolicies` @ v1.14.1). Never more than 20% of a pool's nodes at once
+        # (kubernetes-sigs/karpenter pkg/controllers/node/health/controller.go `allowedUnhealthyPercent`).
+        gates["nodeRepair"] = True
+    return gates
+
+
 def helm_values(settings: StackSettings, *, cluster_endpoint: str, interruption_queue: str) -> dict[str, Any]:
     """Values of the `karpenter` chart: cluster wiring, HA on the system nodes only, feature gates."""
     return {
@@ -234,7 +245,7 @@ def helm_values(settings: StackSettings, *, cluster_endpoint: str, interruption_
             "clusterName": settings.cluster_name,
             "clusterEndpoint": cluster_endpoint,
             "interruptionQueue": interruption_queue,  # the queue NAME, not its URL or ARN
-            "featureGates": {"nodeOverlay": shares_gpus(settings)},
+            "featureGates": _feature_gates(settings),
         },
         "controller": {
             # The region from settings, not from IMDS: pods cannot reach IMDS at hop limit 1, and the

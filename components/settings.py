@@ -440,6 +440,46 @@ class DemoSettings(_Model):
     image: PinnedImage = "docker.io/tensorflow/tensorflow:2.12.0-gpu"
 
 
+# --- observability -----------------------------------------------------------------------------
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[a-zA-Z]{2,}$")
+# SNS subscription endpoints an alarm can reach without a confirmation link: SQS queues and Lambda functions.
+_SUBSCRIBER_ARN = re.compile(r"^arn:aws(-[a-z]+)*:(sqs|lambda):[a-z0-9-]+:[0-9]{12}:[\w:.-]+$")
+
+
+def _alarm_subscriber(value: str) -> str:
+    if not (_EMAIL.match(value) or _SUBSCRIBER_ARN.match(value)):
+        raise ValueError(
+            f"'{value}' must be an e-mail address or an SQS queue / Lambda function ARN "
+            "(e.g. ops@example.com, arn:aws:sqs:us-west-2:123456789012:gpu-alerts)"
+        )
+    return value
+
+
+class ObservabilitySettings(_Model):
+    """`gpu-platform:observability`: GPU health signals and repair, GPU metrics, dashboard and alarms."""
+
+    # Container Insights with enhanced observability + NVIDIA GPU metrics, the dashboard and the alarms.
+    gpu_metrics: bool = False
+    # The EKS node monitoring agent (node health conditions), Karpenter node repair, EKS node auto repair.
+    node_repair: bool = False
+    # Idle GPU alarm: the busiest GPU stays below this utilisation for this many hours.
+    idle_gpu_threshold_percent: Annotated[int, Field(ge=1, le=100)] = 10
+    idle_gpu_hours: Annotated[int, Field(ge=1, le=72)] = 4
+    # Stuck GPU node alarm: a GPU node advertises no nvidia.com/gpu for this many minutes.
+    stuck_gpu_node_minutes: Annotated[int, Field(ge=10, le=1440)] = 30
+    alarm_subscribers: Annotated[list[Annotated[str, AfterValidator(_alarm_subscriber)]], Field(max_length=20)] = []
+
+    @model_validator(mode="after")
+    def _alarms_need_metrics(self) -> Self:
+        if self.alarm_subscribers and not self.gpu_metrics:
+            raise ValueError("alarmSubscribers: the alarms need gpuMetrics: true (they watch its GPU metrics)")
+        repeated = sorted({s for s in self.alarm_subscribers if self.alarm_subscribers.count(s) > 1})
+        if repeated:
+            raise ValueError(f"alarmSubscribers: each subscriber once (repeated: {', '.join(repeated)})")
+        return self
+
+
 # --- the stack ---------------------------------------------------------------------------------
 
 
@@ -459,6 +499,7 @@ class StackSettings(_Model):
     karpenter: KarpenterSettings = KarpenterSettings()
     gpu_sharing: GpuSharingSettings = GpuSharingSettings()
     demo: DemoSettings = DemoSettings()
+    observability: ObservabilitySettings = ObservabilitySettings()
 
     def sharing_for(self, pool: NodePoolSettings | None) -> GpuSharingSettings:
         """Sharing of one Karpenter pool (its override, else the stack default); None = managed group."""

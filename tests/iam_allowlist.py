@@ -48,4 +48,17 @@ ALLOWED_FINDINGS: Final[dict[tuple[str, str], str]] = {
         "CreateEC2WithExistingIP: the controller launches instances with a passed role by design; PassRole is "
         "limited to the Karpenter node role (ec2.amazonaws.com only), which carries only the AWS node policies"
     ),
+    # The GPU alarm topic's KMS key policy (components/observability_config.py). In a key policy the
+    # resource is the key itself, and `Resource` must be "*".
+    ("RESOURCE_STAR", "AllowAccountToAdministerKey"): (
+        "key policy: '*' is this key; the account-root statement is the AWS default key policy, which hands "
+        "access control to IAM policies in this account"
+    ),
+    ("PERMISSIONS_MANAGEMENT_ACTIONS", "AllowAccountToAdministerKey"): (
+        "key policy: the account (not a principal in it) administers its own key, as the AWS default key policy"
+    ),
+    ("RESOURCE_STAR", "AllowCloudWatchAlarmsToPublish"): (
+        "key policy: '*' is this key; only the CloudWatch service of this account (aws:SourceAccount) may use "
+        "it, to publish alarms to the encrypted topic"
+    ),
 }

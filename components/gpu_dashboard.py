@@ -1,0 +1,126 @@
+"""The GPU fleet CloudWatch dashboard body, as a plain dict (`json.dumps` it for `dashboard_body`).
+
+Pure: settings in, dict out. Structure: the CloudWatch dashboard body
+(`widgets[]` with `type`, `x`, `y`, `width`, `height`, `properties`; metric widgets with `metrics`,
+`region`, `view`, `period`, `stat`, `title`). Every metric is a Container Insights one AWS documents
+(see `components/observability_config.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from components.gpu_capacity import capacity_rows
+from components.observability_config import (
+    COLLECTION_INTERVAL_SECONDS,
+    METRIC_NAMESPACE,
+    NODE_GPU_LIMIT,
+    NODE_GPU_MEMORY_UTILIZATION,
+    NODE_GPU_USAGE,
+    NODE_GPU_UTILIZATION,
+    POD_GPU_REQUEST,
+)
+from components.settings import StackSettings
+
+GRID_WIDTH: Final = 24  # CloudWatch dashboards are 24 columns wide
+WIDGET_HEIGHT: Final = 6
+NODE_PERIOD_SECONDS: Final = 300
+DCGM_EXPORTER_ISSUE: Final = "https://github.com/NVIDIA/dcgm-exporter/issues/642"
+
+
+def _intro(settings: StackSettings) -> str:
+    return (
+        f"# GPU fleet of {settings.cluster_name}\n"
+        "Utilisation and memory are **per GPU node** (NVIDIA DCGM through Container Insights). "
+        "On a shared (time-sliced) GPU they cannot be attributed to pods: NVML reports per device, "
+        f"not per process of a shared device ([dcgm-exporter#642]({DCGM_EXPORTER_ISSUE})). "
+        "Labs are therefore attributed by the **GPU slots they request** (`nvidia.com/gpu` requests "
+        "per namespace), set against the slots the GPU nodes advertise. Container Insights carries no "
+        "NodePool dimension: node counts are for the whole GPU fleet, and each pool's slot ceiling "
+        "(its `nvidia.com/gpu` limit) is drawn as a line."
+    )
+
+
+def _search(metric: str, dimension: str, cluster: str, stat: str, period: int) -> str:
+    return (
+        f'SEARCH(\'Namespace="{METRIC_NAMESPACE}" MetricName="{metric}" '
+        f"ClusterName=\"{cluster}\" {dimension}', '{stat}', {period})"
+    )
+
+
+def _insights(select: str, schema: str, cluster: str, group_by: str | None = None) -> str:
+    query = f"SELECT {select} FROM SCHEMA(\"{METRIC_NAMESPACE}\", {schema}) WHERE ClusterName = '{cluster}'"
+    return f"{query} GROUP BY {group_by}" if group_by else query
+
+
+def _metric_widget(
+    x: int, y: int, title: str, expressions: list[tuple[str, str]], period: int, region: str, **extra: Any
+) -> dict[str, Any]:
+    metrics = [
+        [{"expression": expression, "id": f"q{index}", "label": label}]
+        for index, (label, expression) in enumerate(expressions)
+    ]
+    properties: dict[str, Any] = {
+        "title": title,
+        "view": "timeSeries",
+        "region": region,
+        "period": period,
+        "stat": "Average",
+        "metrics": metrics,
+        **extra,
+    }
+    return {
+        "type": "metric",
+        "x": x,
+        "y": y,
+        "width": GRID_WIDTH // 2,
+        "height": WIDGET_HEIGHT,
+        "properties": properties,
+    }
+
+
+def pool_slot_ceilings(settings: StackSettings) -> dict[str, int]:
+    """Most `nvidia.com/gpu` slots each pool (and the managed group) can ever advertise."""
+    ceilings: dict[str, int] = {}
+    for row in capacity_rows(settings):
+        ceilings[row.pool] = max(ceilings.get(row.pool, 0), row.schedulable_at_limit)
+    return dict(sorted(ceilings.items()))
+
+
+def render_dashboard(settings: StackSettings) -> dict[str, Any]:
+    cluster, region = settings.cluster_name, settings.region
+    node_schema = "ClusterName, InstanceId, NodeName"
+    ceilings = [{"label": f"{pool} max slots", "value": slots} for pool, slots in pool_slot_ceilings(settings).items()]
+    half = GRID_WIDTH // 2
+    widgets = [
+        {"type": "text", "x": 0, "y": 0, "width": GRID_WIDTH, "height": 3, "properties": {"markdown": _intro(settings)}},
+        _metric_widget(
+            0, 3, "GPU utilisation per node (%)",
+            [("", _search(NODE_GPU_UTILIZATION, "NodeName", cluster, "Average", NODE_PERIOD_SECONDS))],
+            NODE_PERIOD_SECONDS, region, yAxis={"left": {"min": 0, "max": 100}},
+        ),
+        _metric_widget(
+            half, 3, "GPU memory utilisation per node (%)",
+            [("", _search(NODE_GPU_MEMORY_UTILIZATION, "NodeName", cluster, "Average", NODE_PERIOD_SECONDS))],
+            NODE_PERIOD_SECONDS, region, yAxis={"left": {"min": 0, "max": 100}},
+        ),
+        _metric_widget(
+            0, 3 + WIDGET_HEIGHT, "GPU slots requested per lab (namespace)",
+            [("", _insights(f"SUM({POD_GPU_REQUEST})", "ClusterName, Namespace, PodName", cluster, "Namespace"))],
+            COLLECTION_INTERVAL_SECONDS, region, stacked=True,
+        ),
+        _metric_widget(
+            half, 3 + WIDGET_HEIGHT, "GPU slots: advertised vs in use (all pools)",
+            [
+                ("advertised (allocatable)", _insights(f"SUM({NODE_GPU_LIMIT})", node_schema, cluster)),
+                ("requested by running pods", _insights(f"SUM({NODE_GPU_USAGE})", node_schema, cluster)),
+            ],
+            COLLECTION_INTERVAL_SECONDS, region, annotations={"horizontal": ceilings},
+        ),
+        _metric_widget(
+            0, 3 + 2 * WIDGET_HEIGHT, "GPU nodes advertising GPUs",
+            [("GPU nodes", _insights(f"COUNT({NODE_GPU_LIMIT})", node_schema, cluster))],
+            COLLECTION_INTERVAL_SECONDS, region,
+        ),
+    ]  # fmt: skip
+    return {"start": "-PT24H", "periodOverride": "inherit", "widgets": widgets}

@@ -1,0 +1,32 @@
+"""EKS node auto repair on the managed node groups (system and GPU).
+
+pulumi-eks 4.4.0's `ManagedNodeGroup` has no `nodeRepairConfig` input (checked: no such argument in
+pulumi_eks/managed_node_group.py), while the `aws.eks.NodeGroup` it creates does (pulumi-aws 7.51.1
+`node_repair_config`). A Pulumi resource transform on the component reaches that child: the engine applies
+`transforms` to the children of packaged (remote) components too.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import pulumi
+
+from components.settings import StackSettings
+
+NODE_GROUP_TYPE: Final = "aws:eks/nodeGroup:NodeGroup"
+# EKS repairs with the node monitoring agent's conditions (and NodeReady); an unhealthy node is replaced.
+NODE_REPAIR_CONFIG: Final = {"enabled": True}
+
+
+def enable_node_repair(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+    """Sets `nodeRepairConfig` on the EKS node group a pulumi-eks ManagedNodeGroup creates."""
+    if args.type_ != NODE_GROUP_TYPE:
+        return None
+    return pulumi.ResourceTransformResult(
+        props={**args.props, "nodeRepairConfig": dict(NODE_REPAIR_CONFIG)}, opts=args.opts
+    )
+
+
+def node_repair_transforms(settings: StackSettings) -> list[pulumi.ResourceTransform]:
+    return [enable_node_repair] if settings.observability.node_repair else []

@@ -1,0 +1,183 @@
+"""GPU fleet health and utilisation: the two EKS add-ons, the agent's identity, dashboard, alarms.
+
+- `eks-node-monitoring-agent` (with `observability.nodeRepair`): node health conditions such as
+  `AcceleratedHardwareReady`, which Karpenter node repair and EKS node auto repair act on.
+- `amazon-cloudwatch-observability` (with `observability.gpuMetrics`): Container Insights with enhanced
+  observability and NVIDIA GPU metrics; its agent gets AWS credentials through EKS Pod Identity.
+- A dashboard and two alarms (stuck GPU node, idle GPUs) to an encrypted SNS topic.
+The data lives in `observability_config.py` and `gpu_dashboard.py`; this component only wires it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+
+from components import observability_config as config
+from components.constants import (
+    CLOUDWATCH_AGENT_NAMESPACE,
+    CLOUDWATCH_AGENT_SERVICE_ACCOUNT,
+    CLOUDWATCH_OBSERVABILITY_ADDON,
+    CLOUDWATCH_OBSERVABILITY_ADDON_VERSION,
+    NODE_MONITORING_AGENT_ADDON,
+    NODE_MONITORING_AGENT_ADDON_VERSION,
+)
+from components.gpu_dashboard import render_dashboard
+from components.settings import StackSettings
+
+
+@dataclass(frozen=True)
+class ObservabilityArgs:
+    settings: StackSettings
+    eks_cluster_name: pulumi.Input[str]
+    # The add-ons' Deployments (operator, webhooks) need a node: created after the system nodes,
+    # as CoreDNS is (components/cluster.py), or they stay DEGRADED and time out the first `up`.
+    system_node_group: eks.ManagedNodeGroup
+    pod_identity_agent: aws.eks.Addon
+
+
+class Observability(pulumi.ComponentResource):
+    node_monitoring_agent: aws.eks.Addon | None = None
+    cloudwatch_observability: aws.eks.Addon | None = None
+    alarm_topic: aws.sns.Topic | None = None
+
+    def __init__(self, name: str, args: ObservabilityArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-platform:observability:Observability", name, None, opts)
+        settings = args.settings
+        after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[args.system_node_group])
+        if settings.observability.node_repair:
+            self.node_monitoring_agent = aws.eks.Addon(
+                f"{name}-node-monitoring-agent",
+                cluster_name=args.eks_cluster_name,
+                addon_name=NODE_MONITORING_AGENT_ADDON,
+                addon_version=NODE_MONITORING_AGENT_ADDON_VERSION,
+                configuration_values=json.dumps(config.node_monitoring_agent_configuration(), sort_keys=True),
+                resolve_conflicts_on_create="OVERWRITE",
+                resolve_conflicts_on_update="OVERWRITE",
+                tags=settings.tags,
+                opts=after_nodes,
+            )
+        if settings.observability.gpu_metrics:
+            self._gpu_metrics(name, args)
+        self.register_outputs(
+            {
+                "alarmTopicArn": self.alarm_topic.arn if self.alarm_topic else None,
+                "cloudwatchObservabilityAddon": self.cloudwatch_observability.id
+                if self.cloudwatch_observability
+                else None,
+                "nodeMonitoringAgentAddon": self.node_monitoring_agent.id if self.node_monitoring_agent else None,
+            }
+        )
+
+    def _gpu_metrics(self, name: str, args: ObservabilityArgs) -> None:
+        settings = args.settings
+        child = pulumi.ResourceOptions(parent=self)
+        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
+        agent_role = aws.iam.Role(
+            f"{name}-cloudwatch-agent",
+            name=f"{settings.cluster_name}-cloudwatch-agent",
+            assume_role_policy=json.dumps(config.cloudwatch_agent_trust_policy(settings.cluster_name)),
+            tags=settings.tags,
+            opts=child,
+        )
+        attachment = aws.iam.RolePolicyAttachment(
+            f"{name}-cloudwatch-agent",
+            role=agent_role.name,
+            policy_arn=partition.apply(lambda p: f"arn:{p}:iam::aws:policy/{config.CLOUDWATCH_AGENT_POLICY}"),
+            opts=child,
+        )
+        association = aws.eks.PodIdentityAssociation(
+            f"{name}-cloudwatch-agent",
+            cluster_name=args.eks_cluster_name,
+            namespace=CLOUDWATCH_AGENT_NAMESPACE,
+            service_account=CLOUDWATCH_AGENT_SERVICE_ACCOUNT,
+            role_arn=agent_role.arn,
+            tags=settings.tags,
+            opts=child,
+        )
+        self.cloudwatch_observability = aws.eks.Addon(
+            f"{name}-cloudwatch-observability",
+            cluster_name=args.eks_cluster_name,
+            addon_name=CLOUDWATCH_OBSERVABILITY_ADDON,
+            addon_version=CLOUDWATCH_OBSERVABILITY_ADDON_VERSION,
+            configuration_values=json.dumps(config.cloudwatch_observability_configuration(), sort_keys=True),
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            tags=settings.tags,
+            # The agent must find its credentials when it starts: Pod Identity agent, association, policy first.
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[args.system_node_group, args.pod_identity_agent, association, attachment]
+            ),
+        )
+        aws.cloudwatch.Dashboard(
+            f"{name}-gpu-dashboard",
+            dashboard_name=f"{settings.cluster_name}-gpu-fleet",
+            dashboard_body=json.dumps(render_dashboard(settings), sort_keys=True),
+            opts=child,
+        )
+        self._alarms(name, settings, partition)
+
+    def _alarms(self, name: str, settings: StackSettings, partition: pulumi.Output[str]) -> None:
+        child = pulumi.ResourceOptions(parent=self)
+        account_id = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+        key = aws.kms.Key(
+            f"{name}-alarm-topic",
+            description=f"Encryption of the GPU alarm topic of EKS cluster {settings.cluster_name}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            policy=pulumi.Output.all(account_id, partition).apply(
+                lambda values: json.dumps(config.alarm_topic_key_policy(values[0], values[1]))
+            ),
+            tags=settings.tags,
+            # A deleted key leaves the topic unable to deliver: protected like every key of the stack.
+            opts=pulumi.ResourceOptions(parent=self, protect=settings.protect_resources),
+        )
+        self.alarm_topic = aws.sns.Topic(
+            f"{name}-alarms",
+            name=f"{settings.cluster_name}-gpu-alarms",
+            kms_master_key_id=key.arn,
+            tags=settings.tags,
+            opts=child,
+        )
+        for index, endpoint in enumerate(settings.observability.alarm_subscribers):
+            aws.sns.TopicSubscription(
+                f"{name}-alarms-{index}",
+                topic=self.alarm_topic.arn,
+                protocol=config.subscription_protocol(endpoint),
+                endpoint=endpoint,
+                opts=child,
+            )
+        for spec in config.alarms(settings):
+            aws.cloudwatch.MetricAlarm(
+                f"{name}-{spec.name.removeprefix(settings.cluster_name + '-')}",
+                name=spec.name,
+                alarm_description=spec.description,
+                comparison_operator=spec.comparison_operator,
+                threshold=spec.threshold,
+                evaluation_periods=spec.evaluation_periods,
+                metric_queries=[_metric_query(query, settings.cluster_name) for query in spec.queries],
+                treat_missing_data=spec.treat_missing_data,
+                alarm_actions=[self.alarm_topic.arn],
+                ok_actions=[self.alarm_topic.arn],
+                tags=settings.tags,
+                opts=child,
+            )
+
+
+def _metric_query(query: config.MetricQuery, cluster_name: str) -> aws.cloudwatch.MetricAlarmMetricQueryArgs:
+    metric = None
+    if query.metric_name and query.period and query.stat:
+        metric = aws.cloudwatch.MetricAlarmMetricQueryMetricArgs(
+            metric_name=query.metric_name,
+            namespace=config.METRIC_NAMESPACE,
+            period=query.period,
+            stat=query.stat,
+            dimensions={"ClusterName": cluster_name},
+        )
+    return aws.cloudwatch.MetricAlarmMetricQueryArgs(
+        id=query.id, expression=query.expression, label=query.label, return_data=query.return_data, metric=metric
+    )

@@ -1,0 +1,380 @@
+"""GPU fleet health and utilisation: settings, add-on configuration, dashboard body, alarms, node repair, plans."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import runpy
+from collections.abc import Iterator
+from typing import Any
+
+import pulumi
+import pytest
+
+from components import gpu_dashboard, karpenter_manifests, node_repair
+from components import observability_config as config
+from components.constants import (
+    CLOUDWATCH_AGENT_NAMESPACE,
+    CLOUDWATCH_AGENT_SERVICE_ACCOUNT,
+    CLOUDWATCH_OBSERVABILITY_ADDON,
+    CLOUDWATCH_OBSERVABILITY_ADDON_VERSION,
+    GPU_TAINT,
+    NODE_MONITORING_AGENT_ADDON,
+    NODE_MONITORING_AGENT_ADDON_VERSION,
+)
+from components.settings import SettingsError, StackSettings, load_settings
+from offline.config_files import read_stack_config
+from offline.plan import Plan
+from offline.runner import install_mocks
+from tests.conftest import PROJECT_DIR, STACKS
+from tests.k8s_validation import tolerates, validate_core_object
+
+ADDON = "aws:eks/addon:Addon"
+MNG = "eks:index:ManagedNodeGroup"
+EKS_ADDON_VERSION = re.compile(r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")
+
+
+def stack_values(stack: str, **overrides: Any) -> dict[str, str]:
+    values = dict(read_stack_config(PROJECT_DIR, stack).values)
+    values.update({f"gpu-platform:{key}": json.dumps(value) for key, value in overrides.items()})
+    return values
+
+
+def stack_settings(stack: str, **overrides: Any) -> StackSettings:
+    return load_settings(stack_values(stack, **overrides))
+
+
+def settings_error(observability: dict[str, Any]) -> str:
+    with pytest.raises(SettingsError) as excinfo:
+        stack_settings("staging", observability=observability)
+    return excinfo.value.render()
+
+
+# --- settings ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_staging_and_prod_enable_everything(stack: str) -> None:
+    observability = stack_settings(stack).observability
+    assert observability.gpu_metrics and observability.node_repair and observability.alarm_subscribers
+
+
+def test_everything_is_off_unless_asked_for() -> None:
+    values = {k: v for k, v in stack_values("staging").items() if k != "gpu-platform:observability"}
+    observability = load_settings(values).observability
+    assert not observability.gpu_metrics and not observability.node_repair
+    assert observability.alarm_subscribers == []
+
+
+@pytest.mark.parametrize(
+    ("observability", "expected"),
+    [
+        ({"idleGpuHours": 0}, "gpu-platform:observability.idleGpuHours: Input should be greater than or equal to 1"),
+        ({"idleGpuThresholdPercent": 101}, "gpu-platform:observability.idleGpuThresholdPercent: Input should be less"),
+        ({"stuckGpuNodeMinutes": 5}, "gpu-platform:observability.stuckGpuNodeMinutes: Input should be greater"),
+        ({"gpuMetrics": True, "alarmSubscribers": ["oncall"]}, "alarmSubscribers[0]: 'oncall' must be an e-mail"),
+        (
+            {"gpuMetrics": True, "alarmSubscribers": ["arn:aws:sns:us-west-1:123456789012:x"]},
+            "must be an e-mail address or an SQS queue / Lambda function ARN",
+        ),
+        ({"alarmSubscribers": ["a@example.com"]}, "alarmSubscribers: the alarms need gpuMetrics: true"),
+        ({"gpuMetrics": True, "alarmSubscribers": ["a@example.com"] * 2}, "each subscriber once"),
+        ({"gpuMetric": True}, "gpu-platform:observability.gpuMetric: unknown key"),
+    ],
+)
+def test_bad_observability_settings_name_the_key(observability: dict[str, Any], expected: str) -> None:
+    assert expected in settings_error(observability)
+
+
+# --- add-on configuration values ----------------------------------------------------------------------
+
+
+def _daemonset_with(tolerations: list[dict[str, Any]]) -> dict[str, Any]:
+    labels = {"app": "probe"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "probe", "namespace": "kube-system"},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"tolerations": tolerations, "containers": [{"name": "c", "image": "public.ecr.aws/x/y:1"}]},
+            },
+        },
+    }
+
+
+def test_node_monitoring_agent_and_its_dcgm_server_run_on_gpu_nodes() -> None:
+    values = config.node_monitoring_agent_configuration()
+    assert set(values) <= {"global", "nodeAgent", "dcgmAgent", "extraObjects"}, "keys of the add-on schema"
+    for component in ("nodeAgent", "dcgmAgent"):
+        tolerations = values[component]["tolerations"]
+        assert any(tolerates(t, GPU_TAINT) for t in tolerations), f"{component} must tolerate the GPU taint"
+        # The values become the DaemonSets' tolerations: they must be valid Kubernetes tolerations.
+        assert validate_core_object(_daemonset_with(tolerations), "1.35") == []
+    assert values["dcgmAgent"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+    ]
+
+
+def test_tolerations_that_miss_the_gpu_taint_are_caught() -> None:
+    wrong = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "false", "effect": "NoSchedule"}
+    assert not tolerates(wrong, GPU_TAINT)
+
+
+def test_cloudwatch_add_on_collects_enhanced_gpu_metrics_on_gpu_nodes() -> None:
+    values = config.cloudwatch_observability_configuration()
+    kubernetes = values["agent"]["config"]["logs"]["metrics_collected"]["kubernetes"]
+    assert kubernetes == {
+        "enhanced_container_insights": True,
+        "accelerated_compute_metrics": True,
+        "metrics_collection_interval": config.COLLECTION_INTERVAL_SECONDS,
+    }
+    # Root tolerations reach the dcgm-exporter DaemonSet (no component override is set).
+    assert "tolerations" not in values.get("dcgmExporter", {})
+    assert any(tolerates(t, GPU_TAINT) for t in values["tolerations"])
+    assert validate_core_object(_daemonset_with(values["tolerations"]), "1.35") == []
+    assert values["containerLogs"] == {"enabled": False}
+
+
+def test_add_on_versions_are_pinned_eks_builds() -> None:
+    for version in (NODE_MONITORING_AGENT_ADDON_VERSION, CLOUDWATCH_OBSERVABILITY_ADDON_VERSION):
+        assert EKS_ADDON_VERSION.match(version), version
+    assert not EKS_ADDON_VERSION.match("latest")
+
+
+def test_agent_trust_names_the_add_on_service_account_only() -> None:
+    (statement,) = config.cloudwatch_agent_trust_policy("c1")["Statement"]
+    assert statement["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    assert statement["Condition"]["StringEquals"] == {
+        "aws:RequestTag/eks-cluster-name": "c1",
+        "aws:RequestTag/kubernetes-namespace": "amazon-cloudwatch",
+        "aws:RequestTag/kubernetes-service-account": "cloudwatch-agent",
+    }
+
+
+@pytest.mark.parametrize(("endpoint", "protocol"), [("a@example.com", "email"), ("arn:aws:sqs:us-west-2:123456789012:q", "sqs"), ("arn:aws:lambda:us-west-2:123456789012:function:f", "lambda")])  # fmt: skip
+def test_subscription_protocol(endpoint: str, protocol: str) -> None:
+    assert config.subscription_protocol(endpoint) == protocol
+
+
+# --- alarms ------------------------------------------------------------------------------------------
+
+
+def _evaluate(expression: str, values: dict[str, float]) -> float:
+    """CloudWatch metric math for the subset the alarms use: + - / and FILL(x, 0) on present data."""
+    python = re.sub(r"FILL\((\w+), 0\)", r"\1", expression)
+    assert re.fullmatch(r"[\w\s.+\-/*()]+", python), python
+    return float(eval(python, {"__builtins__": {}}, values))  # arithmetic over our own query ids only
+
+
+def test_stuck_gpu_node_alarm_counts_nodes_without_gpus() -> None:
+    settings = stack_settings("staging")  # 2 system nodes
+    spec = config.stuck_gpu_node_alarm(settings)
+    (expression,) = [q.expression for q in spec.queries if q.return_data]
+    assert expression is not None
+    samples = config.STUCK_PERIOD_SECONDS // config.COLLECTION_INTERVAL_SECONDS
+    healthy = _evaluate(expression, {"nodes": 4, "gpuevents": 2 * samples})  # 2 system + 2 GPU nodes reporting
+    one_stuck = _evaluate(expression, {"nodes": 4, "gpuevents": 1 * samples})
+    assert healthy < spec.threshold < one_stuck
+    assert spec.comparison_operator == "GreaterThanThreshold"
+    assert spec.evaluation_periods * config.STUCK_PERIOD_SECONDS >= settings.observability.stuck_gpu_node_minutes * 60
+    assert spec.evaluation_periods == math.ceil(30 * 60 / 300)
+
+
+def test_idle_gpu_alarm_uses_threshold_and_hours() -> None:
+    settings = stack_settings(
+        "staging", observability={"gpuMetrics": True, "idleGpuThresholdPercent": 7, "idleGpuHours": 3}
+    )
+    spec = config.idle_gpu_alarm(settings)
+    assert (spec.threshold, spec.evaluation_periods, spec.comparison_operator) == (7.0, 3, "LessThanThreshold")
+    (query,) = spec.queries
+    assert (query.metric_name, query.stat, query.period) == ("node_gpu_utilization", "Maximum", 3600)
+    assert spec.treat_missing_data == "notBreaching", "no GPU nodes must not alarm"
+
+
+def test_alarms_use_only_documented_metrics() -> None:
+    names = {q.metric_name for spec in config.alarms(stack_settings("prod")) for q in spec.queries if q.metric_name}
+    assert names and names <= config.DOCUMENTED_GPU_METRICS
+
+
+# --- dashboard -----------------------------------------------------------------------------------------
+
+WIDGET_KEYS = {"type", "x", "y", "width", "height", "properties"}
+
+
+def _dashboard_problems(body: dict[str, Any], region: str) -> list[str]:
+    """The structure CloudWatch's PutDashboard accepts, plus: every metric is a documented one."""
+    problems = []
+    for index, widget in enumerate(body["widgets"]):
+        if set(widget) != WIDGET_KEYS:
+            problems.append(f"widget {index}: keys {sorted(widget)}")
+            continue
+        if widget["x"] + widget["width"] > gpu_dashboard.GRID_WIDTH or min(widget["x"], widget["y"]) < 0:
+            problems.append(f"widget {index}: outside the 24-column grid")
+        properties = widget["properties"]
+        if widget["type"] == "text":
+            problems += [] if properties.get("markdown") else [f"widget {index}: text without markdown"]
+            continue
+        if widget["type"] != "metric" or properties.get("region") != region:
+            problems.append(f"widget {index}: type {widget['type']}, region {properties.get('region')}")
+            continue
+        for row in properties.get("metrics") or [None]:
+            if not (isinstance(row, list) and row and isinstance(row[-1], dict) and "expression" in row[-1]):
+                problems.append(f"widget {index}: metrics row {row!r} is not an expression row")
+                continue
+            used = set(re.findall(r'MetricName="(\w+)"', row[-1]["expression"]))
+            used |= set(re.findall(r"\b(?:SUM|COUNT|AVG|MAX|MIN)\((\w+)\)", row[-1]["expression"]))
+            if not used or not used <= config.DOCUMENTED_GPU_METRICS:
+                problems.append(f"widget {index}: metrics {sorted(used)} not all documented")
+    return problems
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_dashboard_body_has_the_structure_cloudwatch_accepts(stack: str) -> None:
+    settings = stack_settings(stack)
+    body = json.loads(json.dumps(gpu_dashboard.render_dashboard(settings)))
+    assert _dashboard_problems(body, settings.region) == []
+    titles = [w["properties"].get("title", "") for w in body["widgets"]]
+    assert any("per node" in t and "memory" not in t for t in titles) and any("memory" in t for t in titles)
+    assert any("per lab" in t for t in titles) and any("GPU nodes" in t for t in titles)
+    (intro,) = [w["properties"]["markdown"] for w in body["widgets"] if w["type"] == "text"]
+    assert "dcgm-exporter/issues/642" in intro and "request" in intro
+
+
+def test_dashboard_checks_catch_a_broken_body() -> None:
+    settings = stack_settings("staging")
+    body = gpu_dashboard.render_dashboard(settings)
+    broken = json.loads(json.dumps(body))
+    broken["widgets"][1]["properties"]["region"] = "eu-west-1"
+    broken["widgets"][2]["properties"]["metrics"] = [
+        [{"expression": "SEARCH('MetricName=\"node_gpu_fun\"', 'Average', 60)"}]
+    ]
+    broken["widgets"][3]["width"] = 30
+    problems = _dashboard_problems(broken, settings.region)
+    assert len(problems) == 3, problems
+
+
+def test_dashboard_draws_each_pools_slot_ceiling() -> None:
+    # staging: managed group 1 x g4dn.xlarge (1 GPU) at maxSize 1; g4-nodepool gpuLimit 8; 3 replicas each.
+    assert gpu_dashboard.pool_slot_ceilings(stack_settings("staging")) == {
+        "g4-nodepool": 8 * 3,
+        "managed-gpu-group": 1 * 3,
+    }
+
+
+# --- Karpenter node repair ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("node_repair", [True, False])
+def test_karpenter_node_repair_gate_follows_settings(node_repair: bool) -> None:
+    settings = stack_settings("staging", observability={"nodeRepair": node_repair})
+    gates = karpenter_manifests.helm_values(settings, cluster_endpoint="https://x", interruption_queue="q")["settings"][
+        "featureGates"
+    ]
+    assert gates.get("nodeRepair", False) is node_repair
+    assert all(isinstance(value, bool) for value in gates.values())
+
+
+# --- EKS node auto repair (transform on the pulumi-eks managed node groups) -------------------------------
+
+
+def _transform_args(type_: str) -> pulumi.ResourceTransformArgs:
+    return pulumi.ResourceTransformArgs(
+        custom=True, type_=type_, name="n", props={"clusterName": "c"}, opts=pulumi.ResourceOptions()
+    )
+
+
+def test_node_repair_transform_sets_node_repair_config_on_the_node_group_only() -> None:
+    result = node_repair.enable_node_repair(_transform_args("aws:eks/nodeGroup:NodeGroup"))
+    assert result is not None and result.props == {"clusterName": "c", "nodeRepairConfig": {"enabled": True}}
+    assert node_repair.enable_node_repair(_transform_args("aws:ec2/launchTemplate:LaunchTemplate")) is None
+
+
+@pytest.fixture
+def reset_runtime() -> Iterator[None]:
+    yield
+    pulumi.runtime.settings.reset_options()
+
+
+@pytest.mark.usefixtures("reset_runtime")
+@pytest.mark.parametrize("node_repair", [True, False])
+def test_both_managed_node_groups_carry_the_repair_transform(node_repair: bool) -> None:
+    values = stack_values("staging", observability={"nodeRepair": node_repair})
+    stack_config = read_stack_config(PROJECT_DIR, "staging")
+    monitor = install_mocks(stack_config.project, "staging", "us-west-1", values, list(stack_config.secret_keys))
+    transforms: dict[str, int] = {}
+    register = monitor.RegisterResource
+
+    def spy(request: Any) -> Any:
+        if request.type == MNG:
+            transforms[request.name] = len(request.transforms)
+        return register(request)
+
+    monitor.RegisterResource = spy  # type: ignore[method-assign]
+
+    @pulumi.runtime.test
+    def program() -> None:
+        runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__")
+
+    program()
+    assert transforms == {"cluster-system": int(node_repair), "gpu-nodes-mng": int(node_repair)}
+
+
+# --- the plans -------------------------------------------------------------------------------------------
+
+
+def _dependency_types(plan: Plan, resource: dict[str, Any]) -> set[str]:
+    return {plan.by_urn(urn)["type"] for urn in resource["dependencies"]}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_plans_install_both_add_ons_after_the_system_nodes(stack: str, plans: dict[str, Plan]) -> None:
+    plan = plans[stack]
+    addons = {r["inputs"]["addonName"]: r for r in plan.of_type(ADDON)}
+    monitoring, cloudwatch = addons[NODE_MONITORING_AGENT_ADDON], addons[CLOUDWATCH_OBSERVABILITY_ADDON]
+    assert monitoring["inputs"]["addonVersion"] == NODE_MONITORING_AGENT_ADDON_VERSION
+    assert cloudwatch["inputs"]["addonVersion"] == CLOUDWATCH_OBSERVABILITY_ADDON_VERSION
+    assert json.loads(monitoring["inputs"]["configurationValues"]) == config.node_monitoring_agent_configuration()
+    assert json.loads(cloudwatch["inputs"]["configurationValues"]) == config.cloudwatch_observability_configuration()
+    assert MNG in _dependency_types(plan, monitoring)
+    assert {MNG, "aws:eks/podIdentityAssociation:PodIdentityAssociation", ADDON} <= _dependency_types(plan, cloudwatch)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_plans_give_the_agent_its_identity_through_pod_identity(stack: str, plans: dict[str, Plan]) -> None:
+    plan = plans[stack]
+    (association,) = [
+        r for r in plan.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+        if r["inputs"]["namespace"] == CLOUDWATCH_AGENT_NAMESPACE
+    ]  # fmt: skip
+    assert association["inputs"]["serviceAccount"] == CLOUDWATCH_AGENT_SERVICE_ACCOUNT
+    role = plan.one("aws:iam/role:Role", "observability-cloudwatch-agent")
+    assert role["urn"] in association["dependencies"]
+    attachment = plan.one("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "observability-cloudwatch-agent")
+    assert attachment["inputs"]["policyArn"] == "arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_plans_contain_dashboard_alarms_and_encrypted_topic(stack: str, plans: dict[str, Plan]) -> None:
+    plan, settings = plans[stack], stack_settings(stack)
+    (dashboard,) = plan.of_type("aws:cloudwatch/dashboard:Dashboard")
+    assert _dashboard_problems(json.loads(dashboard["inputs"]["dashboardBody"]), settings.region) == []
+    (topic,) = plan.of_type("aws:sns/topic:Topic")
+    key = plan.by_urn(next(u for u in topic["dependencies"] if plan.by_urn(u)["type"] == "aws:kms/key:Key"))
+    assert topic["inputs"]["kmsMasterKeyId"] and key["inputs"]["enableKeyRotation"] is True
+    alarms = plan.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")
+    assert sorted(a["inputs"]["name"] for a in alarms) == sorted(s.name for s in config.alarms(settings))
+    assert all(topic["urn"] in a["dependencies"] and a["inputs"]["alarmActions"] for a in alarms)
+    subscriptions = plan.of_type("aws:sns/topicSubscription:TopicSubscription")
+    assert sorted(s["inputs"]["endpoint"] for s in subscriptions) == sorted(settings.observability.alarm_subscribers)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_plans_enable_karpenter_node_repair(stack: str, plans: dict[str, Plan]) -> None:
+    (release,) = [
+        h for h in plans[stack].helm if "karpenter" in str(h.get("chart", "")) and "crd" not in str(h.get("chart", ""))
+    ]
+    assert release["values"]["settings"]["featureGates"]["nodeRepair"] is True
