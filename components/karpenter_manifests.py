@@ -25,6 +25,7 @@ from components.constants import (
 from components.gpu_bootstrap import render_gpu_user_data
 from components.gpu_capacity import schedulable_gpus
 from components.settings import NodePoolSettings, StackSettings
+from components.warm_headroom_manifests import uses_capacity_buffers
 
 Manifest = dict[str, Any]
 
@@ -234,7 +235,7 @@ def helm_values(settings: StackSettings, *, cluster_endpoint: str, interruption_
             "clusterName": settings.cluster_name,
             "clusterEndpoint": cluster_endpoint,
             "interruptionQueue": interruption_queue,  # the queue NAME, not its URL or ARN
-            "featureGates": {"nodeOverlay": shares_gpus(settings)},
+            "featureGates": {"nodeOverlay": shares_gpus(settings), "capacityBuffer": uses_capacity_buffers(settings)},
         },
         "controller": {
             # The region from settings, not from IMDS: pods cannot reach IMDS at hop limit 1, and the
