@@ -23,6 +23,7 @@ from components.constants import (
     KARPENTER_NAMESPACE,
     WARM_SLOT_IMAGE,
 )
+from components.device_plugin_manifests import checkov_skip_annotations
 from components.settings import NodePoolSettings, StackSettings
 
 Manifest = dict[str, Any]
@@ -33,6 +34,11 @@ NODEPOOL_LABEL: Final = "karpenter.sh/nodepool"
 HEADROOM_COMPONENT: Final = "warm-gpu-headroom"
 # Buffers and their templates are platform objects next to the controller that reads them.
 HEADROOM_NAMESPACE: Final = KARPENTER_NAMESPACE
+# The template is never run: Karpenter only simulates pods from it, so there is nothing to probe.
+POD_TEMPLATE_CHECKOV_SKIPS: Final = {
+    "CKV_K8S_8": "never runs: Karpenter only simulates CapacityBuffer pods from this template; nothing to probe",
+    "CKV_K8S_9": "never runs and receives no Service traffic (CapacityBuffer virtual pods)",
+}
 
 
 def pools_with_headroom(settings: StackSettings) -> tuple[NodePoolSettings, ...]:
@@ -66,7 +72,12 @@ def pod_template(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
     return {
         "apiVersion": "v1",
         "kind": "PodTemplate",
-        "metadata": {"name": headroom_name(pool), "namespace": HEADROOM_NAMESPACE, "labels": _labels(pool)},
+        "metadata": {
+            "name": headroom_name(pool),
+            "namespace": HEADROOM_NAMESPACE,
+            "labels": _labels(pool),
+            "annotations": checkov_skip_annotations(POD_TEMPLATE_CHECKOV_SKIPS),
+        },
         "template": {
             "metadata": {"labels": _labels(pool)},
             "spec": {
