@@ -583,7 +583,8 @@ def _check_warm_headroom(settings: StackSettings, pool: NodePoolSettings, key: s
             f"{pool.gpu_limit} x {replicas} = {pool.gpu_limit * replicas}"
         )
     shape = settings.warm_slot_shape_for(pool)
-    if shape.cpu_millicores < WARM_SLOT_FLOOR.cpu_millicores or shape.memory_mib < WARM_SLOT_FLOOR.memory_mib:
+    too_small = shape.cpu_millicores < WARM_SLOT_FLOOR.cpu_millicores or shape.memory_mib < WARM_SLOT_FLOOR.memory_mib
+    if pool.warm_slot_shape is None and too_small:
         raise ValueError(
             f"{key}.warmSlotShape: the default shape ({shape.cpu_millicores}m, {shape.memory_mib} MiB) is below a "
             f"usable pod ({WARM_SLOT_FLOOR.cpu_millicores}m, {WARM_SLOT_FLOOR.memory_mib} MiB); set cpuMillicores "

@@ -114,6 +114,16 @@ BAD_HEADROOM = [
 ]  # fmt: skip
 
 
+def test_an_explicit_small_shape_is_the_users_choice() -> None:
+    tiny = {"cpuMillicores": 50, "memoryMib": 128}
+    settings = settings_with(
+        {"instanceTypes": ["g4dn.xlarge"], "warmGpuSlots": 1, "warmSlotShape": tiny},
+        gpuSharing={"strategy": "time-slicing", "replicas": 64},
+    )
+    shape = settings.warm_slot_shape_for(settings.karpenter.node_pools[0])
+    assert (shape.cpu_millicores, shape.memory_mib) == (50, 128)
+
+
 @pytest.mark.parametrize(("pool", "keys", "path", "fragment"), BAD_HEADROOM)
 def test_bad_headroom_names_its_key(pool: dict[str, Any], keys: dict[str, Any], path: str, fragment: str) -> None:
     found = problems(staging_with(pool, **keys))
