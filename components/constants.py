@@ -89,3 +89,9 @@ CLOUDWATCH_OBSERVABILITY_ADDON_VERSION: Final = "v6.5.0-eksbuild.1"
 CLOUDWATCH_AGENT_NAMESPACE: Final = "amazon-cloudwatch"
 CLOUDWATCH_AGENT_SERVICE_ACCOUNT: Final = "cloudwatch-agent"
 CONTAINER_INSIGHTS_NAMESPACE: Final = "ContainerInsights"
+
+# The placeholder container of warm-headroom PodTemplates. Karpenter only simulates these pods (they never
+# run), but the template must still name a real, pinned image. Tag for humans, index digest for the kubelet.
+WARM_SLOT_IMAGE: Final = (
+    "registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a"
+)

@@ -23,6 +23,7 @@ NODECONFIG_KIND: Final = "NodeConfig"
 NODECONFIG_CONTENT_TYPE: Final = "application/node.eks.aws"
 SHELL_CONTENT_TYPE: Final = "text/x-shellscript"
 MIME_BOUNDARY: Final = "GPU-PLATFORM-USERDATA-BOUNDARY"
+FAST_IMAGE_PULL_GATE: Final = "FastImagePull"
 
 # The transient systemd unit that pulls the images (`journalctl -u gpu-platform-image-prepull`).
 PREPULL_UNIT: Final = "gpu-platform-image-prepull"
@@ -66,18 +67,29 @@ def render_gpu_user_data(nodes: GpuNodeSettings, *, launched_by: LaunchedBy, nod
     if launched_by == "managed-node-group":
         kubelet_config["maxPods"] = nodes.max_pods
     kubelet_config["podPidsLimit"] = nodes.pod_pids_limit
-    parts = [(NODECONFIG_CONTENT_TYPE, render_node_config(kubelet_config, node_labels))]
+    node_config = render_node_config(kubelet_config, node_labels, fast_image_pull=nodes.fast_image_pull)
+    parts = [(NODECONFIG_CONTENT_TYPE, node_config)]
     if nodes.pre_pull_images:
         parts.append((f'{SHELL_CONTENT_TYPE}; charset="us-ascii"', render_prepull_script(nodes.pre_pull_images)))
     return _mime_multipart(parts)
 
 
-def render_node_config(kubelet_config: Mapping[str, int], node_labels: Mapping[str, str]) -> str:
-    """The NodeConfig YAML document of the GPU nodes (no cluster details; see render_gpu_user_data)."""
+def render_node_config(
+    kubelet_config: Mapping[str, int], node_labels: Mapping[str, str], *, fast_image_pull: bool = False
+) -> str:
+    """The NodeConfig YAML document of the GPU nodes (no cluster details; see render_gpu_user_data).
+
+    `fast_image_pull` sets nodeadm's `FastImagePull` feature gate: containerd pulls and unpacks layers in
+    parallel through the SOCI snapshotter (awslabs/amazon-eks-ami v20260724 nodeadm/doc/examples.md,
+    nodeadm/api/v1alpha1/nodeconfig_types.go `Feature` enum); settings require the root-volume throughput.
+    """
     kubelet: dict[str, object] = {"config": dict(kubelet_config)}
     if node_labels:
         kubelet["flags"] = [node_labels_flag(node_labels)]
-    document = {"apiVersion": NODECONFIG_API_VERSION, "kind": NODECONFIG_KIND, "spec": {"kubelet": kubelet}}
+    spec: dict[str, object] = {"kubelet": kubelet}
+    if fast_image_pull:
+        spec["featureGates"] = {FAST_IMAGE_PULL_GATE: True}
+    document = {"apiVersion": NODECONFIG_API_VERSION, "kind": NODECONFIG_KIND, "spec": spec}
     return yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
 
 

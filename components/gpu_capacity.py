@@ -66,3 +66,40 @@ def capacity_rows(settings: StackSettings) -> list[CapacityRow]:
                     )
                 )
     return rows
+
+
+def warm_nodes_held(warm_slots: int, physical_gpus: int, sharing: GpuSharingSettings) -> int:
+    """Nodes of one instance type that keep `warm_slots` shared slots free: ceil(slots / (GPUs x replicas))."""
+    return -(-warm_slots // schedulable_gpus(physical_gpus, sharing))
+
+
+@dataclass(frozen=True)
+class WarmHeadroomRow:
+    pool: str
+    instance_type: str
+    warm_slots: int
+    slots_per_node: int
+    nodes_held: int  # if Karpenter picks this instance type for the buffer
+
+
+def warm_headroom_rows(settings: StackSettings) -> list[WarmHeadroomRow]:
+    """Per pool with warm slots and per instance type it may launch: the nodes the headroom keeps running."""
+    if not settings.karpenter.enabled:
+        return []
+    rows = []
+    for pool in settings.karpenter.node_pools:
+        if pool.warm_gpu_slots <= 0:
+            continue
+        sharing = settings.sharing_for(pool)
+        for instance_type in pool.selected_instance_types:
+            gpus = gpu_catalog.gpu_count(instance_type)
+            rows.append(
+                WarmHeadroomRow(
+                    pool.name,
+                    instance_type,
+                    pool.warm_gpu_slots,
+                    schedulable_gpus(gpus, sharing),
+                    warm_nodes_held(pool.warm_gpu_slots, gpus, sharing),
+                )
+            )
+    return rows

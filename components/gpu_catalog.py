@@ -78,3 +78,28 @@ def gpu_counts_of_family(family: str) -> tuple[int, ...]:
 
 def instance_types_of_family(family: str) -> tuple[str, ...]:
     return tuple(sorted(f"{family}.{size}" for size in _FAMILIES[family][1]))
+
+
+# vCPUs and memory (GiB) per instance type, from the same EC2 accelerated-computing pages. They size the
+# warm-headroom slot shape (what one node can hold after system reservations) and gate FastImagePull.
+_VCPUS_MEMORY_GIB: Final[dict[str, tuple[int, int]]] = {
+    "g4dn.xlarge": (4, 16), "g4dn.2xlarge": (8, 32), "g4dn.4xlarge": (16, 64), "g4dn.8xlarge": (32, 128),
+    "g4dn.12xlarge": (48, 192), "g4dn.16xlarge": (64, 256), "g4dn.metal": (96, 384),
+    "g5.xlarge": (4, 16), "g5.2xlarge": (8, 32), "g5.4xlarge": (16, 64), "g5.8xlarge": (32, 128),
+    "g5.12xlarge": (48, 192), "g5.16xlarge": (64, 256), "g5.24xlarge": (96, 384), "g5.48xlarge": (192, 768),
+    "g6.xlarge": (4, 16), "g6.2xlarge": (8, 32), "g6.4xlarge": (16, 64), "g6.8xlarge": (32, 128),
+    "g6.12xlarge": (48, 192), "g6.16xlarge": (64, 256), "g6.24xlarge": (96, 384), "g6.48xlarge": (192, 768),
+    "g6e.xlarge": (4, 32), "g6e.2xlarge": (8, 64), "g6e.4xlarge": (16, 128), "g6e.8xlarge": (32, 256),
+    "g6e.12xlarge": (48, 384), "g6e.16xlarge": (64, 512), "g6e.24xlarge": (96, 768), "g6e.48xlarge": (192, 1536),
+    "p4d.24xlarge": (96, 1152),
+    "p5.48xlarge": (192, 2048),
+}  # fmt: skip
+
+
+def vcpus(instance_type: str) -> int:
+    return _VCPUS_MEMORY_GIB[instance_type][0]
+
+
+def memory_mib(instance_type: str) -> int:
+    """Instance memory as EC2 lists it (the kernel sees a little less: see node_allocatable)."""
+    return _VCPUS_MEMORY_GIB[instance_type][1] * 1024

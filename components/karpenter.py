@@ -23,6 +23,7 @@ from components.constants import (
 )
 from components.node_role import create_node_role
 from components.settings import NodePoolSettings, StackSettings
+from components.warm_headroom import create_warm_headroom
 
 
 @dataclass(frozen=True)
@@ -247,7 +248,7 @@ class Karpenter(pulumi.ComponentResource):
             for overlay in karpenter_manifests.node_overlays(settings, pool)
         ]
         node_pool = karpenter_manifests.node_pool(settings, pool)
-        k8s.apiextensions.CustomResource(
+        node_pool_cr = k8s.apiextensions.CustomResource(
             f"{name}-{pool.name}-nodepool",
             api_version=node_pool["apiVersion"],
             kind=node_pool["kind"],
@@ -258,4 +259,7 @@ class Karpenter(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self, provider=provider, depends_on=[*karpenter_ready, node_class_cr, *overlays]
             ),
+        )
+        create_warm_headroom(
+            name, settings, pool, parent=self, provider=provider, depends_on=[*karpenter_ready, node_pool_cr]
         )

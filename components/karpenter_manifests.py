@@ -25,6 +25,7 @@ from components.constants import (
 from components.gpu_bootstrap import render_gpu_user_data
 from components.gpu_capacity import schedulable_gpus
 from components.settings import NodePoolSettings, StackSettings
+from components.warm_headroom_manifests import uses_capacity_buffers
 
 Manifest = dict[str, Any]
 
@@ -225,14 +226,18 @@ def node_overlays(settings: StackSettings, pool: NodePoolSettings) -> list[Manif
 
 
 def _feature_gates(settings: StackSettings) -> dict[str, bool]:
-    gates = {"nodeOverlay": shares_gpus(settings)}
-    if settings.observability.node_repair:
+    """Every gate this program relies on, stated explicitly (on or off) rather than left to the chart default."""
+    return {
+        # Simulated nvidia.com/gpu = GPUs x sharing replicas (NodeOverlay, alpha).
+        "nodeOverlay": shares_gpus(settings),
+        # Warm GPU slots through CapacityBuffer (alpha), only when some pool keeps them.
+        "capacityBuffer": uses_capacity_buffers(settings),
         # Replace nodes whose health conditions stay bad (AcceleratedHardwareReady=False: 10 minutes), set by
         # the node monitoring agent (aws/karpenter-provider-aws pkg/cloudprovider/cloudprovider.go
         # `RepairPolicies` @ v1.14.1). Never more than 20% of a pool's nodes at once
         # (kubernetes-sigs/karpenter pkg/controllers/node/health/controller.go `allowedUnhealthyPercent`).
-        gates["nodeRepair"] = True
-    return gates
+        "nodeRepair": settings.observability.node_repair,
+    }
 
 
 def helm_values(settings: StackSettings, *, cluster_endpoint: str, interruption_queue: str) -> dict[str, Any]:

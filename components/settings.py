@@ -24,7 +24,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from components import gpu_catalog
+from components import gpu_catalog, node_allocatable
 from components.constants import PROJECT
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
@@ -41,6 +41,10 @@ GP3_IOPS_RANGE = (3000, 80000)
 GP3_THROUGHPUT_RANGE = (125, 2000)
 GP3_MAX_IOPS_PER_GIB = 500
 GP3_MAX_MIBPS_PER_IOPS = 0.25
+
+# nodeadm's FastImagePull (SOCI parallel pull) is slower than the default below this root-volume throughput:
+# awslabs/amazon-eks-ami v20260724 nodeadm/doc/examples.md ("Enabling fast image pull").
+FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS = 600
 
 # Kubelet --max-pods: the EKS guidance caps it at 110 below 30 vCPUs and 250 above.
 MAX_PODS_RANGE = (10, 250)
@@ -292,6 +296,18 @@ class GpuNodeSettings(_Model):
     pod_pids_limit: Annotated[int, Field(ge=POD_PIDS_LIMIT_RANGE[0], le=POD_PIDS_LIMIT_RANGE[1])] = 32768
     root_volume: RootVolumeSettings = RootVolumeSettings()
     pre_pull_images: Annotated[list[PinnedImage], Field(max_length=10)] = []
+    # nodeadm FastImagePull: containerd pulls and unpacks layers in parallel (SOCI), needs root-volume throughput.
+    fast_image_pull: bool = False
+
+    @model_validator(mode="after")
+    def _fast_pull_throughput(self) -> Self:
+        throughput = self.root_volume.throughput_mibps
+        if self.fast_image_pull and throughput < FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS:
+            raise ValueError(
+                f"rootVolume.throughputMibps: {throughput} is below the {FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS} MiB/s "
+                "nodeadm recommends for fastImagePull (slower than a plain pull below it); raise it or set fastImagePull: false"
+            )
+        return self
 
 
 class GpuNodeGroupSettings(_ScalingSettings):
@@ -374,6 +390,18 @@ class DisruptionBudget(_Model):
         return self
 
 
+class WarmSlotShape(_Model):
+    """CPU and memory one warm shared-GPU slot reserves: what a typical lab pod requests."""
+
+    cpu_millicores: Annotated[int, Field(ge=10, le=192000)]
+    memory_mib: Annotated[int, Field(ge=16, le=2097152)]
+
+
+# A lab notebook pod: one core, 4 GiB. Pools whose nodes cannot hold GPUs x replicas of these get less.
+TYPICAL_WARM_SLOT = WarmSlotShape(cpu_millicores=1000, memory_mib=4096)
+WARM_SLOT_FLOOR = WarmSlotShape(cpu_millicores=100, memory_mib=256)
+
+
 class NodePoolSettings(_Model):
     name: DnsLabel
     instance_families: list[GpuFamily] = []
@@ -394,6 +422,10 @@ class NodePoolSettings(_Model):
     ]
     weight: Annotated[int, Field(ge=1, le=100)] = 10
     gpu_sharing: GpuSharingSettings | None = None
+    # Shared nvidia.com/gpu slots kept free at all times (a Karpenter CapacityBuffer); 0 = no headroom.
+    warm_gpu_slots: Annotated[int, Field(ge=0, le=10000)] = 0
+    # None: the typical lab pod, shrunk until GPUs x replicas slots fit every instance type of the pool.
+    warm_slot_shape: WarmSlotShape | None = None
 
     @model_validator(mode="after")
     def _one_selector(self) -> Self:
@@ -505,6 +537,23 @@ class StackSettings(_Model):
         """Sharing of one Karpenter pool (its override, else the stack default); None = managed group."""
         return pool.gpu_sharing if pool is not None and pool.gpu_sharing else self.gpu_sharing
 
+    def warm_slot_shape_for(self, pool: NodePoolSettings) -> WarmSlotShape:
+        """One warm slot's CPU and memory: the pool's setting, else the largest share up to a typical lab pod
+        that lets every node of the pool hold all its slots (GPUs x replicas) after system reservations."""
+        if pool.warm_slot_shape is not None:
+            return pool.warm_slot_shape
+        cpu, memory = TYPICAL_WARM_SLOT.cpu_millicores, TYPICAL_WARM_SLOT.memory_mib
+        for instance_type in pool.selected_instance_types:
+            slots = self.slots_per_node(pool, instance_type)
+            room = node_allocatable.pod_allocatable(instance_type, max_pods=self.gpu_nodes.max_pods)
+            cpu = min(cpu, room.cpu_millicores // slots // 50 * 50)  # round down to 50m
+            memory = min(memory, room.memory_mib // slots // 64 * 64)  # and to 64 MiB
+        return WarmSlotShape(cpu_millicores=max(cpu, 10), memory_mib=max(memory, 16))
+
+    def slots_per_node(self, pool: NodePoolSettings, instance_type: str) -> int:
+        """Shared `nvidia.com/gpu` slots one node of this type offers in this pool (GPUs x replicas)."""
+        return gpu_catalog.gpu_count(instance_type) * self.sharing_for(pool).replicas
+
     @property
     def sharing_profiles(self) -> tuple[GpuSharingSettings, ...]:
         """Distinct sharing setups in use, one device-plugin DaemonSet each, sorted by profile name."""
@@ -542,6 +591,29 @@ class StackSettings(_Model):
         return self
 
     @model_validator(mode="after")
+    def _fast_image_pull_fits_instances(self) -> Self:
+        if self.gpu_nodes.fast_image_pull:
+            small = [
+                t for t in self.gpu_instance_types if not node_allocatable.instance_meets_fast_image_pull_minimum(t)
+            ]
+            if small:
+                raise ValueError(
+                    f"gpuNodes.fastImagePull: {', '.join(small)} are below nodeadm's minimum "
+                    f"({node_allocatable.FAST_IMAGE_PULL_MIN_VCPUS} vCPUs and "
+                    f"{node_allocatable.FAST_IMAGE_PULL_MIN_MEMORY_MIB // 1024} GiB), where the gate is ignored"
+                )
+        return self
+
+    @model_validator(mode="after")
+    def _warm_headroom_fits(self) -> Self:
+        if not self.karpenter.enabled:
+            return self
+        for index, pool in enumerate(self.karpenter.node_pools):
+            if pool.warm_gpu_slots > 0:
+                _check_warm_headroom(self, pool, f"karpenter.nodePools.{index}")
+        return self
+
+    @model_validator(mode="after")
     def _karpenter_fits_system_nodes(self) -> Self:
         # The chart's required anti-affinity puts each controller replica on its own (system) node.
         if self.karpenter.enabled and self.karpenter.replicas > self.system_nodes.min_size:
@@ -550,6 +622,45 @@ class StackSettings(_Model):
                 f"{self.system_nodes.min_size}; each Karpenter controller replica needs its own system node"
             )
         return self
+
+
+def _check_warm_headroom(settings: StackSettings, pool: NodePoolSettings, key: str) -> None:
+    """Warm slots fit the pool's limits and one node holds all its slots of the slot shape (ValueError if not)."""
+    slots, replicas = pool.warm_gpu_slots, settings.sharing_for(pool).replicas
+    if slots > pool.gpu_limit * replicas:
+        raise ValueError(
+            f"{key}.warmGpuSlots: {slots} exceeds the pool's nvidia.com/gpu limit, gpuLimit x replicas = "
+            f"{pool.gpu_limit} x {replicas} = {pool.gpu_limit * replicas}"
+        )
+    shape = settings.warm_slot_shape_for(pool)
+    too_small = shape.cpu_millicores < WARM_SLOT_FLOOR.cpu_millicores or shape.memory_mib < WARM_SLOT_FLOOR.memory_mib
+    if pool.warm_slot_shape is None and too_small:
+        raise ValueError(
+            f"{key}.warmSlotShape: the default shape ({shape.cpu_millicores}m, {shape.memory_mib} MiB) is below a "
+            f"usable pod ({WARM_SLOT_FLOOR.cpu_millicores}m, {WARM_SLOT_FLOOR.memory_mib} MiB); set cpuMillicores "
+            "and memoryMib, or fewer sharing replicas, or larger instance types"
+        )
+    within_limits = []
+    for instance_type in pool.selected_instance_types:
+        per_node = settings.slots_per_node(pool, instance_type)
+        room = node_allocatable.pod_allocatable(instance_type, max_pods=settings.gpu_nodes.max_pods)
+        if per_node * shape.cpu_millicores > room.cpu_millicores or per_node * shape.memory_mib > room.memory_mib:
+            raise ValueError(
+                f"{key}.warmSlotShape: {per_node} slots of {shape.cpu_millicores}m / {shape.memory_mib} MiB do not fit "
+                f"one {instance_type} ({room.cpu_millicores}m / {room.memory_mib} MiB allocatable after system "
+                "reservations); lower cpuMillicores or memoryMib"
+            )
+        nodes = -(-slots // per_node)
+        if (
+            nodes * gpu_catalog.vcpus(instance_type) <= pool.cpu_limit
+            and nodes * per_node // replicas <= pool.gpu_limit
+        ):
+            within_limits.append(instance_type)
+    if not within_limits:
+        raise ValueError(
+            f"{key}.warmGpuSlots: the nodes holding {slots} warm slots exceed cpuLimit {pool.cpu_limit} or gpuLimit "
+            f"{pool.gpu_limit} on every instance type of the pool; raise the limits or lower warmGpuSlots"
+        )
 
 
 # --- reading Pulumi configuration ----------------------------------------------------------------
@@ -619,7 +730,7 @@ def _problems_from(exc: ValidationError) -> list[tuple[str, str]]:
         # A model-level check names its own key as "<field>: ..."; fold it into the path.
         head, sep, rest = message.partition(": ")
         if sep and re.fullmatch(r"[a-zA-Z][\w.]*", head):
-            location += head.split(".")
+            location += [int(part) if part.isdigit() else part for part in head.split(".")]
             message = rest
         problems.append((_key_path(location), _with_allowed(error, message)))
     return problems

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.access_entries import cluster_admins
-from components.gpu_capacity import capacity_rows
+from components.gpu_capacity import capacity_rows, warm_headroom_rows
 from components.placeholders import placeholder_values
 from components.settings import REGION_KEY, StackSettings, config_key
 from offline.plan import Plan
@@ -28,6 +28,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
             f"  {row.pool:<22}{row.instance_type:<16}{row.physical_gpus:>10}{row.sharing:>18}"
             f"{row.schedulable_per_node:>10}{row.schedulable_at_limit:>10}"
         )
+    lines += _warm_headroom_lines(settings)
     return "\n".join([*lines, *_admin_lines(settings), *_placeholder_lines(settings)])
 
 
@@ -56,3 +57,19 @@ def _placeholder_lines(settings: StackSettings) -> list[str]:
         "Replace before a real deploy (documentation values; `python -m policy.check DIR` rejects them):",
         *(f"  {key}: {value}" for key, value in found),
     ]
+
+
+def _warm_headroom_lines(settings: StackSettings) -> list[str]:
+    rows = warm_headroom_rows(settings)
+    if not rows:
+        return ["", "Warm GPU headroom: none (no pool sets warmGpuSlots)"]
+    lines = [
+        "",
+        "Warm GPU headroom (CapacityBuffer; nodes held = ceil(warm slots / (GPUs x replicas))):",
+        f"  {'pool':<22}{'instance type':<16}{'warm slots':>11}{'slots/node':>11}{'nodes held':>11}",
+    ]
+    for row in rows:
+        lines.append(
+            f"  {row.pool:<22}{row.instance_type:<16}{row.warm_slots:>11}{row.slots_per_node:>11}{row.nodes_held:>11}"
+        )
+    return lines

@@ -33,9 +33,13 @@ NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 
 
 def mixed_settings() -> StackSettings:
-    """Staging with its Karpenter pool switched to MPS: two profiles, one of them with a control daemon."""
+    """Staging with its Karpenter pool switched to MPS and the managed group (time-slicing-3) on: two profiles,
+    one of them with a control daemon."""
     config = read_stack_config(PROJECT_DIR, "staging")
     values = dict(config.values)
+    values["gpu-platform:gpuNodeGroup"] = json.dumps(
+        {**json.loads(values["gpu-platform:gpuNodeGroup"]), "enabled": True}
+    )
     karpenter = json.loads(values["gpu-platform:karpenter"])
     karpenter["nodePools"][0]["gpuSharing"] = {"strategy": "mps", "replicas": 4}
     values["gpu-platform:karpenter"] = json.dumps(karpenter)

@@ -118,7 +118,9 @@ def test_every_gpu_node_runs_exactly_one_plugin_and_system_nodes_none(stack: str
     plan = plans[stack]
     daemon_sets = plugin_daemon_sets(plan)
     sources = gpu_node_sources(plan)
-    assert any(s.startswith("managed") for s in sources) and any(s.startswith("NodePool") for s in sources)
+    assert any(s.startswith("NodePool") for s in sources)
+    if stack == "prod":  # staging runs no managed GPU node group (warm Karpenter headroom instead)
+        assert any(s.startswith("managed") for s in sources)
     for source, (labels, taints) in sources.items():
         landing = [ds for ds in daemon_sets if pod_can_land_on(ds["spec"]["template"]["spec"], labels)]
         assert len(landing) == 1, f"{source}: {len(landing)} device plugins would run there"

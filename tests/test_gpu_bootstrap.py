@@ -165,8 +165,8 @@ def test_node_config_carries_the_kubelet_limits_and_labels(
 ) -> None:
     settings = settings_of(stack_configs, stack)
     spec = node_config_of(render_for(settings, launched_by))["spec"]
-    # Nothing but kubelet settings: EKS and Karpenter inject the cluster details themselves.
-    assert set(spec) == {"kubelet"}
+    # Kubelet settings and feature gates only: EKS and Karpenter inject the cluster details themselves.
+    assert set(spec) == ({"kubelet", "featureGates"} if settings.gpu_nodes.fast_image_pull else {"kubelet"})
     config = spec["kubelet"]["config"]
     assert config["podPidsLimit"] == settings.gpu_nodes.pod_pids_limit
     if launched_by == "managed-node-group":

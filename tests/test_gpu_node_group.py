@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,9 +20,9 @@ from components.constants import (
 from components.gpu_bootstrap import NODECONFIG_CONTENT_TYPE, SHELL_CONTENT_TYPE, render_gpu_user_data
 from components.gpu_node_group import GPU_AMI_TYPE
 from components.settings import SettingsError, StackSettings, load_settings
+from offline.config_files import read_stack_config
 from offline.plan import Plan
-from offline.project_copy import copy_program
-from tests.conftest import PROJECT_DIR, STACKS, synthesize
+from tests.conftest import PROJECT_DIR, STACKS
 from tests.test_gpu_bootstrap import mime_parts, node_config_of, shell_part_of
 
 COMPONENT = "gpu-platform:gpu:GpuNodeGroup"
@@ -58,7 +57,13 @@ def mock_id(resource: dict[str, Any]) -> str:
     return f"{resource['name']}-id"
 
 
-@pytest.fixture(params=STACKS)
+# Stacks that run a managed GPU node group (staging keeps warm Karpenter headroom instead).
+MANAGED_GROUP_STACKS = [
+    s for s in STACKS if load_settings(read_stack_config(PROJECT_DIR, s).values).gpu_node_group.enabled
+]
+
+
+@pytest.fixture(params=MANAGED_GROUP_STACKS)
 def stack(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -176,23 +181,15 @@ def test_node_role_trusts_ec2_with_exactly_the_node_policies(plan: Plan, setting
 
 
 def test_seed_stacks_keep_their_scaling_intent(plans: dict[str, Plan]) -> None:
-    """Staging keeps one always-on GPU node; prod may scale the managed group down to zero."""
-    staging = only(plans["staging"], NODE_GROUP)["inputs"]["scalingConfig"]
+    """Staging runs no fixed GPU node (warm Karpenter headroom instead); prod may scale its group to zero."""
+    assert MANAGED_GROUP_STACKS == ["prod"]
     prod = only(plans["prod"], NODE_GROUP)["inputs"]["scalingConfig"]
-    assert staging["minSize"] == staging["desiredSize"] == 1
     assert prod["minSize"] == 0
 
 
-def test_disabled_node_group_creates_nothing(tmp_path: Path) -> None:
-    """A copy of the project whose staging stack turns the managed GPU group off."""
-    copy_program(tmp_path)
-    stack_file = (PROJECT_DIR / "Pulumi.staging.yaml").read_text(encoding="utf-8")
-    assert "  gpu-platform:gpuNodeGroup:\n    enabled: true\n" in stack_file
-    disabled = stack_file.replace(
-        "gpu-platform:gpuNodeGroup:\n    enabled: true", "gpu-platform:gpuNodeGroup:\n    enabled: false"
-    )
-    (tmp_path / "Pulumi.staging.yaml").write_text(disabled, encoding="utf-8")
-    plan = synthesize("staging", tmp_path / "out", tmp_path)
+def test_disabled_node_group_creates_nothing(plans: dict[str, Plan]) -> None:
+    """Staging turns the managed GPU group off."""
+    plan = plans["staging"]
     assert plan.of_type(COMPONENT) == []
     assert plan.of_type(NODE_GROUP), "the system node group is still there"
     assert not [r for r in plan.of_type(NODE_GROUP) if r["inputs"]["amiType"] == GPU_AMI_TYPE]

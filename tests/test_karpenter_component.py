@@ -19,9 +19,12 @@ from tests.conftest import PROJECT_DIR, STACKS
 KARPENTER = "gpu-platform:karpenter:Karpenter"
 
 
-def _install(stack: str, karpenter_overrides: dict[str, Any]) -> tuple[Any, RecordingMonitor]:
+def _install(
+    stack: str, karpenter_overrides: dict[str, Any], extra: dict[str, Any] | None = None
+) -> tuple[Any, RecordingMonitor]:
     config = read_stack_config(PROJECT_DIR, stack)
     values = dict(config.values)
+    values.update({f"gpu-platform:{key}": json.dumps(value) for key, value in (extra or {}).items()})
     karpenter = json.loads(values["gpu-platform:karpenter"])
     values["gpu-platform:karpenter"] = json.dumps({**karpenter, **karpenter_overrides})
     settings = load_settings(values)
@@ -66,7 +69,10 @@ def test_component_outputs_and_children(stack: str) -> None:
 
 @pytest.mark.usefixtures("reset_runtime")
 def test_disabled_karpenter_registers_nothing() -> None:
-    _, monitor = _install("staging", {"enabled": False})
+    # Staging's GPU capacity is all Karpenter: without it the demo needs the managed group back.
+    _, monitor = _install(
+        "staging", {"enabled": False}, {"gpuNodeGroup": {"enabled": True, "minSize": 1, "desiredSize": 1}}
+    )
 
     @pulumi.runtime.test
     def program() -> None:

@@ -201,7 +201,7 @@ def test_no_overlays_and_no_feature_gate_without_sharing() -> None:
     (pool,) = settings.karpenter.node_pools
     assert karpenter_manifests.node_overlays(settings, pool) == []
     values = karpenter_manifests.helm_values(settings, cluster_endpoint="https://x", interruption_queue="q")
-    assert values["settings"]["featureGates"] == {"nodeOverlay": False, "nodeRepair": True}
+    assert values["settings"]["featureGates"]["nodeOverlay"] is False
 
 
 # --- EC2NodeClass ------------------------------------------------------------------------------------------------
@@ -283,7 +283,12 @@ def test_helm_values_wire_the_cluster_and_keep_the_controller_on_system_nodes(st
         "clusterName": settings.cluster_name,
         "clusterEndpoint": "https://api.example",
         "interruptionQueue": settings.cluster_name,
-        "featureGates": {"nodeOverlay": True, "nodeRepair": True},
+        # Staging keeps warm GPU slots (CapacityBuffer); prod has none.
+        "featureGates": {
+            "nodeOverlay": True,
+            "nodeRepair": True,
+            "capacityBuffer": stack == "staging",
+        },
     }
     assert values["replicas"] == settings.karpenter.replicas
     assert values["serviceAccount"] == {"name": KARPENTER_SERVICE_ACCOUNT}

@@ -258,11 +258,11 @@ def test_dashboard_checks_catch_a_broken_body() -> None:
 
 
 def test_dashboard_draws_each_pools_slot_ceiling() -> None:
-    # staging: managed group 1 x g4dn.xlarge (1 GPU) at maxSize 1; g4-nodepool gpuLimit 8; 3 replicas each.
-    assert gpu_dashboard.pool_slot_ceilings(stack_settings("staging")) == {
-        "g4-nodepool": 8 * 3,
-        "managed-gpu-group": 1 * 3,
-    }
+    # staging: g4-nodepool gpuLimit 8 at 3 replicas; its managed GPU group is disabled (warm headroom instead).
+    assert gpu_dashboard.pool_slot_ceilings(stack_settings("staging")) == {"g4-nodepool": 8 * 3}
+    # with the managed group on: 1 x g4dn.xlarge (1 GPU) at maxSize 1, 3 replicas.
+    with_group = stack_settings("staging", gpuNodeGroup={"enabled": True, "minSize": 1, "desiredSize": 1, "maxSize": 1})
+    assert gpu_dashboard.pool_slot_ceilings(with_group) == {"g4-nodepool": 24, "managed-gpu-group": 3}
 
 
 # --- Karpenter node repair ----------------------------------------------------------------------------
@@ -302,7 +302,12 @@ def reset_runtime() -> Iterator[None]:
 @pytest.mark.usefixtures("reset_runtime")
 @pytest.mark.parametrize("node_repair", [True, False])
 def test_both_managed_node_groups_carry_the_repair_transform(node_repair: bool) -> None:
-    values = stack_values("staging", observability={"nodeRepair": node_repair})
+    # Staging's managed GPU group is off (warm headroom instead): turn it on so both groups exist.
+    values = stack_values(
+        "staging",
+        observability={"nodeRepair": node_repair},
+        gpuNodeGroup={"enabled": True, "minSize": 1, "desiredSize": 1, "maxSize": 1},
+    )
     stack_config = read_stack_config(PROJECT_DIR, "staging")
     monitor = install_mocks(stack_config.project, "staging", "us-west-1", values, list(stack_config.secret_keys))
     transforms: dict[str, int] = {}

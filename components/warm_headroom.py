@@ -1,0 +1,48 @@
+"""Registers one pool's warm GPU headroom: its PodTemplate, then the CapacityBuffer that references it.
+
+Objects come from `warm_headroom_manifests`; this helper only registers and orders them. RBAC: none is
+added. The controller's ClusterRole in the chart already grants get/list/watch on `capacitybuffers`,
+`capacitybuffers/status` and core `podtemplates`, and update/patch on `capacitybuffers/status`
+(aws/karpenter-provider-aws v1.14.1 charts/karpenter/templates/clusterrole-core.yaml, bound to the
+controller's service account there).
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import warm_headroom_manifests
+from components.settings import NodePoolSettings, StackSettings
+
+
+def create_warm_headroom(
+    name: str,
+    settings: StackSettings,
+    pool: NodePoolSettings,
+    *,
+    parent: pulumi.Resource,
+    provider: k8s.Provider,
+    depends_on: list[pulumi.Resource],
+) -> k8s.apiextensions.CustomResource | None:
+    """The pool's PodTemplate and CapacityBuffer (None without warm slots). `depends_on`: the CRDs, the
+    controller (it must be running to act on the buffer) and the pool the buffer fills."""
+    if pool.warm_gpu_slots <= 0:
+        return None
+    template = warm_headroom_manifests.pod_template(settings, pool)
+    pod_template = k8s.core.v1.PodTemplate(
+        f"{name}-{pool.name}-warm-slot",
+        metadata=template["metadata"],
+        template=template["template"],
+        opts=pulumi.ResourceOptions(parent=parent, provider=provider),
+    )
+    buffer = warm_headroom_manifests.capacity_buffer(pool)
+    return k8s.apiextensions.CustomResource(
+        f"{name}-{pool.name}-warm-buffer",
+        api_version=buffer["apiVersion"],
+        kind=buffer["kind"],
+        metadata=buffer["metadata"],
+        spec=buffer["spec"],
+        # The controller marks a buffer whose template is missing as not ready: create the template first.
+        opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[*depends_on, pod_template]),
+    )

@@ -1,0 +1,337 @@
+"""Warm GPU headroom: settings checks, the PodTemplate / CapacityBuffer pair per pool, where the template can
+land, the nodes it holds, the controller's feature gate, the plan's order, and nodeadm FastImagePull."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from components import gpu_catalog, karpenter_manifests, node_allocatable, warm_headroom_manifests
+from components.constants import (
+    GPU_RESOURCE,
+    GPU_TAINT,
+    SYSTEM_NODE_LABEL_KEY,
+    SYSTEM_NODE_LABEL_VALUE,
+    gpu_node_labels,
+)
+from components.gpu_bootstrap import render_gpu_user_data
+from components.gpu_capacity import warm_headroom_rows, warm_nodes_held
+from components.settings import NodePoolSettings, SettingsError, StackSettings, load_settings
+from offline.config_files import read_stack_config
+from offline.plan import Plan
+from tests.conftest import PROJECT_DIR
+from tests.crd_validation import validate_custom_resource
+from tests.k8s_validation import pod_can_land_on, tolerates, validate_core_object
+from tests.test_gpu_bootstrap import node_config_of
+
+STAGING = dict(read_stack_config(PROJECT_DIR, "staging").values)
+BUFFER_TYPE = "kubernetes:autoscaling.x-k8s.io/v1beta1:CapacityBuffer"
+POD_TEMPLATE_TYPE = "kubernetes:core/v1:PodTemplate"
+
+
+def staging_with(pool: dict[str, Any] | None = None, **keys: Any) -> dict[str, str]:
+    """The staging config map with fields of its first pool and whole `gpu-platform:<key>` values replaced."""
+    values = dict(STAGING)
+    karpenter = json.loads(values["gpu-platform:karpenter"])
+    karpenter["nodePools"][0].update(pool or {})
+    values["gpu-platform:karpenter"] = json.dumps(karpenter)
+    values.update({f"gpu-platform:{key}": json.dumps(value) for key, value in keys.items()})
+    return values
+
+
+def settings_with(pool: dict[str, Any] | None = None, **keys: Any) -> StackSettings:
+    return load_settings(staging_with(pool, **keys))
+
+
+def problems(config: dict[str, str]) -> list[tuple[str, str]]:
+    with pytest.raises(SettingsError) as caught:
+        load_settings(config)
+    return caught.value.problems
+
+
+def two_pool_settings() -> StackSettings:
+    """Staging plus a second pool of another family with warm slots of its own."""
+    values = dict(STAGING)
+    karpenter = json.loads(values["gpu-platform:karpenter"])
+    karpenter["nodePools"].append({"name": "l4-pool", "instanceTypes": ["g6.xlarge"], "gpuLimit": 2, "warmGpuSlots": 1})
+    values["gpu-platform:karpenter"] = json.dumps(karpenter)
+    return load_settings(values)
+
+
+# --- settings ------------------------------------------------------------------------------------------------
+
+
+def test_staging_keeps_three_warm_slots_of_a_typical_lab_pod() -> None:
+    settings = load_settings(STAGING)
+    (pool,) = settings.karpenter.node_pools
+    assert pool.name == "g4-nodepool"
+    assert pool.warm_gpu_slots == 3
+    shape = settings.warm_slot_shape_for(pool)
+    assert (shape.cpu_millicores, shape.memory_mib) == (1000, 4096)
+
+
+def test_warm_slots_default_to_none() -> None:
+    pool = NodePoolSettings.model_validate({"name": "gpu", "instanceTypes": ["g4dn.xlarge"]})
+    assert pool.warm_gpu_slots == 0
+    assert pool.warm_slot_shape is None
+
+
+def test_allocatable_follows_karpenters_model_by_hand() -> None:
+    """g4dn.xlarge, maxPods 110: 4000m - 80m kube-reserved (60+10+5+5) - 500m DaemonSets = 3420m;
+    16384 MiB - 1229 MiB VM overhead (7.5%, rounded up) - 1465 MiB kube-reserved (11 x 110 + 255)
+    - 100 MiB eviction - 512 MiB DaemonSets = 13078 MiB."""
+    room = node_allocatable.pod_allocatable("g4dn.xlarge", max_pods=110)
+    assert (room.cpu_millicores, room.memory_mib) == (3420, 13078)
+    assert node_allocatable.kube_reserved_cpu_millicores(48) == 60 + 10 + 10 + 110
+
+
+def test_default_shape_shrinks_until_a_node_holds_all_its_slots() -> None:
+    """Four pods per T4: 3420m / 4 = 855m -> 850m; 13078 MiB / 4 = 3269 -> 3264 MiB (64 MiB steps)."""
+    settings = settings_with(
+        {"instanceTypes": ["g4dn.xlarge"], "warmGpuSlots": 4},
+        gpuSharing={"strategy": "time-slicing", "replicas": 4},
+    )
+    shape = settings.warm_slot_shape_for(settings.karpenter.node_pools[0])
+    assert (shape.cpu_millicores, shape.memory_mib) == (850, 3264)
+
+
+WARM = "gpu-platform:karpenter.nodePools[0]"
+BAD_HEADROOM = [
+    ({"warmGpuSlots": -1}, {}, f"{WARM}.warmGpuSlots", "greater than or equal to 0"),
+    # gpuLimit 8 physical T4s x 3 replicas = 24 slots at most.
+    ({"warmGpuSlots": 25}, {}, f"{WARM}.warmGpuSlots", "gpuLimit x replicas = 8 x 3 = 24"),
+    # 3 slots x 2 cores = 6 cores do not fit the 3420m of a g4dn.xlarge.
+    ({"warmSlotShape": {"cpuMillicores": 2000, "memoryMib": 1024}, "warmGpuSlots": 1}, {}, f"{WARM}.warmSlotShape", "do not fit one g4dn.xlarge"),
+    ({"warmSlotShape": {"cpuMillicores": 500, "memoryMib": 8192}, "warmGpuSlots": 1}, {}, f"{WARM}.warmSlotShape", "13078 MiB"),
+    ({"warmSlotShape": {"cpuMillicores": 500}, "warmGpuSlots": 1}, {}, f"{WARM}.warmSlotShape.memoryMib", "required"),
+    # 24 slots need 8 g4dn.xlarge (32 vCPUs) or 2 g4dn.12xlarge (96 vCPUs): both above cpuLimit 16.
+    ({"warmGpuSlots": 24, "cpuLimit": 16}, {}, f"{WARM}.warmGpuSlots", "exceed cpuLimit 16"),
+    # 64 pods per T4 leave 53m each: below a usable pod, so the default shape is refused.
+    ({"instanceTypes": ["g4dn.xlarge"], "warmGpuSlots": 1}, {"gpuSharing": {"strategy": "time-slicing", "replicas": 64}}, f"{WARM}.warmSlotShape", "below a usable pod"),
+]  # fmt: skip
+
+
+def test_an_explicit_small_shape_is_the_users_choice() -> None:
+    tiny = {"cpuMillicores": 50, "memoryMib": 128}
+    settings = settings_with(
+        {"instanceTypes": ["g4dn.xlarge"], "warmGpuSlots": 1, "warmSlotShape": tiny},
+        gpuSharing={"strategy": "time-slicing", "replicas": 64},
+    )
+    shape = settings.warm_slot_shape_for(settings.karpenter.node_pools[0])
+    assert (shape.cpu_millicores, shape.memory_mib) == (50, 128)
+
+
+@pytest.mark.parametrize(("pool", "keys", "path", "fragment"), BAD_HEADROOM)
+def test_bad_headroom_names_its_key(pool: dict[str, Any], keys: dict[str, Any], path: str, fragment: str) -> None:
+    found = problems(staging_with(pool, **keys))
+    assert [p for p, message in found if p == path and fragment in message], found
+
+
+def test_headroom_of_a_disabled_karpenter_is_not_checked() -> None:
+    karpenter = json.loads(STAGING["gpu-platform:karpenter"])
+    karpenter["enabled"] = False
+    karpenter["nodePools"][0]["warmGpuSlots"] = 25
+    settings = load_settings(
+        {
+            **STAGING,
+            "gpu-platform:karpenter": json.dumps(karpenter),
+            "gpu-platform:demo": json.dumps({"enabled": False}),
+        }
+    )
+    assert warm_headroom_manifests.pools_with_headroom(settings) == ()
+
+
+# --- objects -------------------------------------------------------------------------------------------------
+
+
+def headroom_objects(settings: StackSettings) -> list[dict[str, Any]]:
+    objects = []
+    for pool in warm_headroom_manifests.pools_with_headroom(settings):
+        objects += [warm_headroom_manifests.pod_template(settings, pool), warm_headroom_manifests.capacity_buffer(pool)]
+    return objects
+
+
+@pytest.mark.parametrize("settings", [load_settings(STAGING), two_pool_settings()], ids=["staging", "two-pools"])
+def test_every_buffer_validates_against_the_crd_and_every_template_is_strict_valid(settings: StackSettings) -> None:
+    objects = headroom_objects(settings)
+    buffers = [o for o in objects if o["kind"] == "CapacityBuffer"]
+    templates = [o for o in objects if o["kind"] == "PodTemplate"]
+    assert len(buffers) == len(templates) == len(warm_headroom_manifests.pools_with_headroom(settings)) > 0
+    assert [validate_custom_resource(b) for b in buffers] == [[] for _ in buffers]
+    assert [validate_core_object(t, settings.kubernetes_version) for t in templates] == [[] for _ in templates]
+
+
+def test_buffer_references_its_template_with_the_warm_slots() -> None:
+    settings = load_settings(STAGING)
+    (pool,) = settings.karpenter.node_pools
+    template = warm_headroom_manifests.pod_template(settings, pool)
+    buffer = warm_headroom_manifests.capacity_buffer(pool)
+    assert buffer["metadata"]["namespace"] == template["metadata"]["namespace"]  # podTemplateRef is namespace-local
+    assert buffer["spec"]["podTemplateRef"] == {"name": template["metadata"]["name"]}
+    assert buffer["spec"]["replicas"] == 3
+    (container,) = template["template"]["spec"]["containers"]
+    assert container["resources"]["requests"] == {"cpu": "1000m", "memory": "4096Mi", GPU_RESOURCE: "1"}
+
+
+def test_the_validators_catch_broken_headroom_objects() -> None:
+    settings = load_settings(STAGING)
+    (pool,) = settings.karpenter.node_pools
+    both_refs = copy.deepcopy(warm_headroom_manifests.capacity_buffer(pool))
+    both_refs["spec"]["scalableRef"] = {"kind": "Deployment", "name": "lab"}
+    assert any("not both" in e for e in validate_custom_resource(both_refs))
+    no_count = copy.deepcopy(warm_headroom_manifests.capacity_buffer(pool))
+    del no_count["spec"]["replicas"]
+    assert any("replicas or limits must also be set" in e for e in validate_custom_resource(no_count))
+    template = copy.deepcopy(warm_headroom_manifests.pod_template(settings, pool))
+    template["template"]["spec"]["warmSlots"] = 3
+    assert validate_core_object(template, settings.kubernetes_version) != []
+
+
+# --- where a warm slot can land ---------------------------------------------------------------------------------
+
+
+def node_pool_nodes(node_pool: dict[str, Any]) -> list[tuple[dict[str, str], list[dict[str, str]]]]:
+    """(labels, taints) of a node of each instance type the NodePool may launch: template labels, one value of
+    every `In` requirement, and the karpenter.sh/nodepool label Karpenter puts on its nodes."""
+    spec = node_pool["spec"]["template"]["spec"]
+    requirements = {r["key"]: r["values"] for r in spec["requirements"] if r["operator"] == "In"}
+    nodes = []
+    for instance_type in requirements.get(karpenter_manifests.INSTANCE_TYPE_LABEL, ["any"]):
+        labels = {key: values[0] for key, values in requirements.items()}
+        labels[karpenter_manifests.INSTANCE_TYPE_LABEL] = instance_type
+        labels.update(node_pool["spec"]["template"]["metadata"]["labels"])
+        labels[karpenter_manifests.NODEPOOL_LABEL] = node_pool["metadata"]["name"]
+        nodes.append((labels, spec["taints"]))
+    return nodes
+
+
+def fits(pod_spec: dict[str, Any], labels: dict[str, str], taints: list[dict[str, str]]) -> bool:
+    tolerated = all(any(tolerates(t, taint) for t in pod_spec.get("tolerations", [])) for taint in taints)
+    return tolerated and pod_can_land_on(pod_spec, labels)
+
+
+def test_a_warm_slot_lands_on_its_pool_and_only_there() -> None:
+    settings = two_pool_settings()
+    pools = {pool.name: karpenter_manifests.node_pool(settings, pool) for pool in settings.karpenter.node_pools}
+    managed_gpu_node = (gpu_node_labels(settings.gpu_sharing.profile), [GPU_TAINT])
+    system_node: tuple[dict[str, str], list[dict[str, str]]] = ({SYSTEM_NODE_LABEL_KEY: SYSTEM_NODE_LABEL_VALUE}, [])
+    for pool in warm_headroom_manifests.pools_with_headroom(settings):
+        pod_spec = warm_headroom_manifests.pod_template(settings, pool)["template"]["spec"]
+        own = node_pool_nodes(pools[pool.name])
+        assert own and all(fits(pod_spec, labels, taints) for labels, taints in own)
+        others = [node for name, other in pools.items() if name != pool.name for node in node_pool_nodes(other)]
+        assert others and not any(fits(pod_spec, labels, taints) for labels, taints in others)
+        assert not fits(pod_spec, *managed_gpu_node)
+        assert not fits(pod_spec, *system_node)
+        # Without its toleration the slot would fit nowhere on its own pool: the taint is what it tolerates.
+        untolerating = {**pod_spec, "tolerations": []}
+        assert not any(fits(untolerating, labels, taints) for labels, taints in own)
+
+
+@pytest.mark.parametrize("settings", [load_settings(STAGING), two_pool_settings()], ids=["staging", "two-pools"])
+def test_every_node_of_the_pool_holds_all_its_slots(settings: StackSettings) -> None:
+    """Requests vs allocatable after system reservations: GPUs x replicas slots per node, so the formula holds."""
+    for pool in warm_headroom_manifests.pools_with_headroom(settings):
+        (container,) = warm_headroom_manifests.pod_template(settings, pool)["template"]["spec"]["containers"]
+        requests = container["resources"]["requests"]
+        cpu, memory = int(requests["cpu"].removesuffix("m")), int(requests["memory"].removesuffix("Mi"))
+        for instance_type in pool.selected_instance_types:
+            slots = gpu_catalog.gpu_count(instance_type) * settings.sharing_for(pool).replicas
+            room = node_allocatable.pod_allocatable(instance_type, max_pods=settings.gpu_nodes.max_pods)
+            assert slots * cpu <= room.cpu_millicores and slots * memory <= room.memory_mib, instance_type
+
+
+# --- the nodes the headroom holds --------------------------------------------------------------------------------
+
+NODE_COUNTS = [
+    # (warm slots, sharing replicas, instance type, nodes held = ceil(slots / (GPUs x replicas)))
+    (3, 3, "g4dn.xlarge", 1),
+    (4, 3, "g4dn.xlarge", 2),
+    (6, 3, "g4dn.xlarge", 2),
+    (6, 2, "g4dn.xlarge", 3),
+    (12, 3, "g4dn.12xlarge", 1),
+    (13, 3, "g4dn.12xlarge", 2),
+    (13, 2, "g4dn.12xlarge", 2),
+    (17, 2, "g4dn.12xlarge", 3),
+]
+
+
+@pytest.mark.parametrize(("slots", "replicas", "instance_type", "nodes"), NODE_COUNTS)
+def test_nodes_held_follow_the_formula(slots: int, replicas: int, instance_type: str, nodes: int) -> None:
+    settings = settings_with(
+        {"instanceTypes": [instance_type], "warmGpuSlots": slots, "gpuLimit": 16, "cpuLimit": 256},
+        gpuSharing={"strategy": "time-slicing", "replicas": replicas},
+    )
+    (row,) = warm_headroom_rows(settings)
+    assert (row.instance_type, row.warm_slots, row.nodes_held) == (instance_type, slots, nodes)
+    assert warm_nodes_held(slots, gpu_catalog.gpu_count(instance_type), settings.gpu_sharing) == nodes
+
+
+def test_pools_without_warm_slots_get_no_buffer_and_leave_the_gate_off() -> None:
+    settings = settings_with({"warmGpuSlots": 0})
+    assert headroom_objects(settings) == []
+    assert warm_headroom_rows(settings) == []
+    values = karpenter_manifests.helm_values(settings, cluster_endpoint="https://x", interruption_queue="q")
+    assert values["settings"]["featureGates"]["capacityBuffer"] is False
+    assert "env" not in json.dumps(values["settings"])
+    on = karpenter_manifests.helm_values(load_settings(STAGING), cluster_endpoint="https://x", interruption_queue="q")
+    assert on["settings"]["featureGates"]["capacityBuffer"] is True
+    assert "CAPACITY" not in json.dumps(on["controller"]).upper()  # gates only under settings.featureGates
+
+
+# --- the plan ----------------------------------------------------------------------------------------------------
+
+
+def test_staging_plan_orders_the_buffer_after_crds_controller_pool_and_template(staging_plan: Plan) -> None:
+    (buffer,) = staging_plan.of_type(BUFFER_TYPE)
+    (template,) = staging_plan.of_type(POD_TEMPLATE_TYPE)
+    charts = {r["name"]: r["urn"] for r in staging_plan.of_type("kubernetes:helm.sh/v4:Chart")}
+    (node_pool,) = staging_plan.of_type("kubernetes:karpenter.sh/v1:NodePool")
+    assert {charts["karpenter-crd"], charts["karpenter-controller"], node_pool["urn"], template["urn"]} <= set(
+        buffer["dependencies"]
+    )
+    assert buffer["parent"] == node_pool["parent"]
+    (written,) = staging_plan.objects("CapacityBuffer")
+    assert validate_custom_resource(written) == []
+    (controller,) = [h for h in staging_plan.helm if h["chart"].endswith("/karpenter")]
+    assert controller["values"]["settings"]["featureGates"]["capacityBuffer"] is True
+
+
+def test_prod_keeps_no_warm_slots(prod_plan: Plan) -> None:
+    assert prod_plan.of_type(BUFFER_TYPE) == [] and prod_plan.of_type(POD_TEMPLATE_TYPE) == []
+    (controller,) = [h for h in prod_plan.helm if h["chart"].endswith("/karpenter")]
+    assert controller["values"]["settings"]["featureGates"]["capacityBuffer"] is False
+
+
+# --- nodeadm FastImagePull -----------------------------------------------------------------------------------------
+
+
+def test_fast_image_pull_minimum_is_nodeadms() -> None:
+    """nodeadm ignores the gate below 4 vCPUs or 7 GiB (UseSOCISnapshotter at v20260724)."""
+    assert node_allocatable.meets_fast_image_pull_minimum(4, 7 * 1024)
+    assert not node_allocatable.meets_fast_image_pull_minimum(2, 8 * 1024)
+    assert not node_allocatable.meets_fast_image_pull_minimum(4, 6 * 1024)
+    assert all(node_allocatable.instance_meets_fast_image_pull_minimum(t) for t in gpu_catalog.GPU_INSTANCE_TYPES)
+
+
+def test_fast_image_pull_sets_the_nodeadm_gate_only_when_asked() -> None:
+    on = load_settings(STAGING).gpu_nodes
+    assert on.fast_image_pull and on.root_volume.throughput_mibps >= 600
+    labels = gpu_node_labels("exclusive")
+    spec = node_config_of(render_gpu_user_data(on, launched_by="karpenter", node_labels=labels))["spec"]
+    assert spec["featureGates"] == {"FastImagePull": True}
+    off = on.model_copy(update={"fast_image_pull": False})
+    assert (
+        "featureGates"
+        not in node_config_of(render_gpu_user_data(off, launched_by="karpenter", node_labels=labels))["spec"]
+    )
+
+
+def test_fast_image_pull_needs_the_root_volume_throughput() -> None:
+    gpu_nodes = json.loads(STAGING["gpu-platform:gpuNodes"])
+    gpu_nodes["rootVolume"]["throughputMibps"] = 125
+    found = problems({**STAGING, "gpu-platform:gpuNodes": json.dumps(gpu_nodes)})
+    assert [m for p, m in found if p == "gpu-platform:gpuNodes.rootVolume.throughputMibps" and "600" in m], found
