@@ -21,6 +21,7 @@ from components.constants import (
 from components.gpu_bootstrap import NODECONFIG_CONTENT_TYPE, SHELL_CONTENT_TYPE, render_gpu_user_data
 from components.gpu_node_group import GPU_AMI_TYPE
 from components.settings import SettingsError, StackSettings, load_settings
+from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.project_copy import copy_program
 from tests.conftest import PROJECT_DIR, STACKS, synthesize
@@ -58,7 +59,13 @@ def mock_id(resource: dict[str, Any]) -> str:
     return f"{resource['name']}-id"
 
 
-@pytest.fixture(params=STACKS)
+# Stacks that run a managed GPU group (prod scales GPU capacity from zero with Karpenter only).
+STACKS_WITH_GROUP = [
+    s for s in STACKS if load_settings(read_stack_config(PROJECT_DIR, s).values).gpu_node_group.enabled
+]
+
+
+@pytest.fixture(params=STACKS_WITH_GROUP)
 def stack(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -176,11 +183,11 @@ def test_node_role_trusts_ec2_with_exactly_the_node_policies(plan: Plan, setting
 
 
 def test_seed_stacks_keep_their_scaling_intent(plans: dict[str, Plan]) -> None:
-    """Staging keeps one always-on GPU node; prod may scale the managed group down to zero."""
+    """Staging keeps one always-on GPU node; prod has no managed group (Karpenter scales from zero)."""
     staging = only(plans["staging"], NODE_GROUP)["inputs"]["scalingConfig"]
-    prod = only(plans["prod"], NODE_GROUP)["inputs"]["scalingConfig"]
     assert staging["minSize"] == staging["desiredSize"] == 1
-    assert prod["minSize"] == 0
+    assert plans["prod"].of_type(COMPONENT) == []
+    assert plans["prod"].of_type("kubernetes:karpenter.sh/v1:NodePool")
 
 
 def test_disabled_node_group_creates_nothing(tmp_path: Path) -> None:
