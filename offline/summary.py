@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.gpu_capacity import capacity_rows
+from components.gpu_quota import quota_needs
 from components.settings import StackSettings
 from offline.plan import Plan
 
@@ -26,4 +27,9 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
             f"  {row.pool:<22}{row.instance_type:<16}{row.physical_gpus:>10}{row.sharing:>18}"
             f"{row.schedulable_per_node:>10}{row.schedulable_at_limit:>10}"
         )
+    lines += [
+        "",
+        'EC2 vCPU quotas to have before the first `up` (service code ec2; README "Real use" for the formula):',
+        *(f"  {need.code}  {need.name:<40}{need.vcpus:>6} vCPUs" for need in quota_needs(settings)),
+    ]
     return "\n".join(lines)
