@@ -17,6 +17,7 @@ from components.constants import (
     KARPENTER_SERVICE_ACCOUNT,
     KARPENTER_VERSION,
     NODE_ROLE_MANAGED_POLICIES,
+    gpu_node_labels,
 )
 from components.settings import StackSettings, load_settings
 from offline.plan import Plan
@@ -118,18 +119,23 @@ def test_node_class_role_is_the_node_role_with_an_ec2_linux_access_entry(stack: 
 def test_karpenter_gpu_nodes_look_like_managed_gpu_nodes(stack: Any) -> None:
     """Same label and taint constants as the managed GPU node group (which spells effects the EKS way)."""
     settings, plan = stack
-    (gpu_group,) = [
+    gpu_groups = [
         r for r in plan.of_type("eks:index:ManagedNodeGroup") if GPU_LABEL_KEY in (r["inputs"].get("labels") or {})
     ]
-    assert gpu_group["inputs"]["taints"] == [
-        {"key": GPU_TAINT["key"], "value": GPU_TAINT["value"], "effect": "NO_SCHEDULE"}
-    ]
+    assert len(gpu_groups) == (1 if settings.gpu_node_group.enabled else 0)
+    # Without a managed group (prod), the labels it would carry: the same constants.
+    group_labels = gpu_node_labels(settings.gpu_sharing.profile)
+    for gpu_group in gpu_groups:
+        assert gpu_group["inputs"]["taints"] == [
+            {"key": GPU_TAINT["key"], "value": GPU_TAINT["value"], "effect": "NO_SCHEDULE"}
+        ]
+        assert gpu_group["inputs"]["labels"] == group_labels
     for node_pool in plan.objects("NodePool"):
         pool = next(p for p in settings.karpenter.node_pools if p.name == node_pool["metadata"]["name"])
         template = node_pool["spec"]["template"]
         assert template["spec"]["taints"] == [GPU_TAINT]
         if settings.sharing_for(pool) == settings.gpu_sharing:
-            assert template["metadata"]["labels"] == gpu_group["inputs"]["labels"]
+            assert template["metadata"]["labels"] == group_labels
 
 
 def test_capacity_math_in_the_plan(stack: Any) -> None:
