@@ -14,6 +14,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+import yaml
 
 from components.constants import (
     AL2023_AMI_KUBERNETES_PATCH,
@@ -29,7 +30,7 @@ from components.settings import SUPPORTED_KUBERNETES_VERSIONS, SettingsError, St
 from offline.mocks import availability_zones
 from offline.plan import Plan
 from offline.project_copy import copy_program
-from tests.conftest import PROJECT_DIR, STACKS, synthesize
+from tests.conftest import PROJECT_DIR, STACKS, run_synth, synthesize
 from tests.k8s_validation import pod_can_land_on, validate_core_object
 from tests.test_settings import _merged
 
@@ -117,6 +118,17 @@ def test_a_managed_gpu_group_that_never_scales_is_rejected(stack_configs: dict[s
     # Disabled, the same sizes are fine; enabled with a floor of one as well.
     load_settings(_merged(config, "gpu-platform:gpuNodeGroup", {"enabled": False}))
     load_settings(_merged(config, "gpu-platform:gpuNodeGroup", {"desiredSize": 1}))
+
+
+def test_the_synth_exits_2_on_a_never_scaling_group(tmp_path: Path) -> None:
+    copy_program(tmp_path)
+    stack_file = yaml.safe_load((PROJECT_DIR / "Pulumi.staging.yaml").read_text(encoding="utf-8"))
+    stack_file["config"]["gpu-platform:gpuNodeGroup"].update({"minSize": 0, "desiredSize": 0})
+    (tmp_path / "Pulumi.broken.yaml").write_text(yaml.safe_dump(stack_file), encoding="utf-8")
+    result = run_synth("broken", tmp_path / "out", tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "gpu-platform:gpuNodeGroup" in result.stderr and "never scales" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
 
 
 def _blocked_utc(budgets: list[dict[str, Any]], instant: datetime) -> bool:
