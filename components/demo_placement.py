@@ -2,7 +2,9 @@
 
 Two rules keep the demo from holding `up` or buying GPUs twice:
 - `pulumi.com/skipAwait`: pulumi-kubernetes otherwise waits (10 minutes by default) for every replica
-  to become Available, i.e. for a GPU node to boot and a multi-GB image to pull.
+  to become Available, i.e. for a GPU node to boot and a multi-GB image to pull. Chosen over a longer
+  custom timeout: any timeout still holds `up` for the boot + pull minutes, and turns a capacity
+  problem the demo cannot fix (no quota, no g4dn in the zone) into a failed `up` of the whole platform.
 - With the managed GPU group enabled the pods go to its node(s): required affinity when the group's
   desired nodes have the slots for every replica (Karpenter cannot provide the node-group label, so it
   never launches a node for them), preferred affinity when they do not (Karpenter adds the rest).
@@ -19,7 +21,8 @@ from components.settings import StackSettings
 
 # pulumi-kubernetes skips its readiness await for objects carrying this annotation: the Deployment
 # is created and `up` moves on (pulumi/pulumi-kubernetes provider/pkg/metadata/overrides.go
-# SkipAwaitLogic, provider/pkg/await/deployment.go DefaultDeploymentTimeoutMins = 10, at v4.32.0).
+# ReadyCondition -> SkipAwaitLogic, called by provider/pkg/await/await.go Creation; deployment.go
+# DefaultDeploymentTimeoutMins = 10; read at v4.32.0, the newest tag in the snapshot, for 4.34.2).
 SKIP_AWAIT_ANNOTATION = {"pulumi.com/skipAwait": "true"}
 
 
