@@ -20,8 +20,9 @@ cluster = Cluster("cluster", ClusterArgs(settings=settings, network=network))
 warn_unless_deployer(settings.cluster)
 
 # --- GPU nodes: a fixed floor of tainted GPU capacity ---
+gpu_nodes = None
 if settings.gpu_node_group.enabled:
-    GpuNodeGroup(
+    gpu_nodes = GpuNodeGroup(
         "gpu-nodes",
         GpuNodeGroupArgs(settings=settings, cluster=cluster.eks, subnet_ids=network.private_subnet_ids),
     )
@@ -38,6 +39,7 @@ if settings.karpenter.enabled:
             k8s_provider=cluster.provider,
             system_node_group=cluster.system_node_group,
             pod_identity_agent=cluster.pod_identity_agent,
+            coredns=cluster.coredns,
         ),
     )
     pulumi.export("karpenterInterruptionQueue", karpenter.interruption_queue.name)
@@ -47,7 +49,12 @@ device_plugin = DevicePlugin("nvidia-device-plugin", DevicePluginArgs(settings=s
 if settings.demo.enabled:
     DemoWorkload(
         "learning-lab",
-        DemoWorkloadArgs(settings=settings, k8s_provider=cluster.provider, device_plugin=device_plugin),
+        DemoWorkloadArgs(
+            settings=settings,
+            k8s_provider=cluster.provider,
+            device_plugin=device_plugin,
+            gpu_node_group=gpu_nodes.node_group if gpu_nodes is not None else None,
+        ),
     )
 
 # --- GPU fleet health and utilisation: node repair signals, GPU metrics, dashboard, alarms ---
@@ -66,7 +73,6 @@ if settings.observability.node_repair or settings.observability.gpu_metrics:
 
 pulumi.export("clusterName", cluster.name)
 pulumi.export("kubeconfig", pulumi.Output.secret(cluster.eks.kubeconfig_json))
-pulumi.export("oidcProviderArn", cluster.eks.oidc_provider_arn)
 pulumi.export("nodeSecurityGroupId", cluster.eks.node_security_group_id)
 pulumi.export("vpcId", network.vpc_id)
 pulumi.export("privateSubnetIds", network.private_subnet_ids)

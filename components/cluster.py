@@ -93,7 +93,8 @@ class Cluster(pulumi.ComponentResource):
                 )
                 for arn in cluster_settings.admin_principal_arns
             },
-            create_oidc_provider=True,
+            # No IAM OIDC provider: the only AWS-calling pod (Karpenter) uses EKS Pod Identity, not IRSA.
+            create_oidc_provider=False,
             endpoint_private_access=True,
             endpoint_public_access=cluster_settings.endpoint_public_access,
             public_access_cidrs=cluster_settings.public_access_cidrs

@@ -40,10 +40,33 @@ KARPENTER_SERVICE_ACCOUNT: Final = "karpenter"
 # AL2023 EKS AMI release; Karpenter picks the NVIDIA variant for GPU instance types.
 # Pinned (not @latest) so an AMI release never drifts every GPU node at once.
 AL2023_AMI_RELEASE: Final = "v20260724"
+# The Kubernetes patch each minor's AMIs of that release carry. An EKS managed node group pins the
+# same AMIs by `releaseVersion` "<patch>-<date>" (e.g. 1.35.6-20260724). The AMI build takes the newest
+# binaries in s3://amazon-eks at build time (awslabs/amazon-eks-ami hack/latest-binaries.sh @ v20260724),
+# so the patch is read from the release notes: awslabs/amazon-eks-ami CHANGELOG.md "AMI Release
+# v20260714" (main @ 15822511: 1.34.9, 1.35.6, 1.36.2, binaries of 2026-07-05) and the v20260728 release
+# notes (github.com/awslabs/amazon-eks-ami/releases/tag/v20260728: 1.35.6, 1.36.2) bracket v20260724.
+AL2023_AMI_KUBERNETES_PATCH: Final = {"1.34": "1.34.9", "1.35": "1.35.6", "1.36": "1.36.2"}
+
+
+def al2023_release_version(kubernetes_version: str) -> str:
+    """The managed node group `releaseVersion` of AL2023_AMI_RELEASE for one Kubernetes minor."""
+    return f"{AL2023_AMI_KUBERNETES_PATCH[kubernetes_version]}-{AL2023_AMI_RELEASE.removeprefix('v')}"
+
+
 # Tag for humans, digest of its multi-arch index for the kubelet: the tag can never be re-pointed under us.
 DEVICE_PLUGIN_IMAGE: Final = (
     "nvcr.io/nvidia/k8s-device-plugin:v0.20.0@sha256:a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312"
 )
+
+# EKS labels every node of a managed node group with the group's name.
+EKS_NODE_GROUP_LABEL_KEY: Final = "eks.amazonaws.com/nodegroup"
+
+
+def managed_gpu_node_group_name(cluster_name: str) -> str:
+    """The EKS name of the managed GPU node group (and so its nodes' `eks.amazonaws.com/nodegroup`)."""
+    return f"{cluster_name}-gpu"
+
 
 GPU_TAINT: Final = {"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": GPU_TAINT_EFFECT}
 

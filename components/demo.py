@@ -12,6 +12,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import device_plugin_manifests as manifests
+from components.demo_placement import place_demo_deployment
 from components.device_plugin import DevicePlugin
 from components.settings import StackSettings
 
@@ -21,6 +22,9 @@ class DemoWorkloadArgs:
     settings: StackSettings
     k8s_provider: k8s.Provider
     device_plugin: DevicePlugin
+    # The managed GPU group's node group, when enabled: the pods are pinned to (or prefer) its nodes, so
+    # they are created once those nodes exist, instead of pending and making Karpenter launch one.
+    gpu_node_group: pulumi.Resource | None = None
 
 
 class DemoWorkload(pulumi.ComponentResource):
@@ -44,10 +48,12 @@ class DemoWorkload(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.namespace])),
         )
 
-        deployment = manifests.demo_deployment(settings.demo)
-        # In its namespace, after its NetworkPolicy, and only once the device plugin can advertise nvidia.com/gpu.
+        deployment = place_demo_deployment(manifests.demo_deployment(settings.demo), settings)
+        # In its namespace, after its NetworkPolicy, once the device plugin can advertise nvidia.com/gpu
+        # and the managed GPU nodes (if any) have joined.
+        gpu_nodes = [args.gpu_node_group] if args.gpu_node_group is not None else []
         after_plugin = pulumi.ResourceOptions(
-            depends_on=[self.namespace, self.network_policy, *args.device_plugin.daemon_sets]
+            depends_on=[self.namespace, self.network_policy, *args.device_plugin.daemon_sets, *gpu_nodes]
         )
         self.deployment = k8s.apps.v1.Deployment(
             name,

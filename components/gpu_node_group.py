@@ -13,7 +13,14 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_eks as eks
 
-from components.constants import GPU_TAINT_EFFECT_EKS, GPU_TAINT_KEY, GPU_TAINT_VALUE, gpu_node_labels
+from components.constants import (
+    GPU_TAINT_EFFECT_EKS,
+    GPU_TAINT_KEY,
+    GPU_TAINT_VALUE,
+    al2023_release_version,
+    gpu_node_labels,
+    managed_gpu_node_group_name,
+)
 from components.gpu_bootstrap import render_gpu_user_data
 from components.launch_template import node_launch_template
 from components.node_repair import node_repair_transforms
@@ -42,7 +49,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
         cluster_name = settings.cluster_name
         group = settings.gpu_node_group
         labels = gpu_node_labels(settings.gpu_sharing.profile)
-        physical_name = f"{cluster_name}-gpu"
+        physical_name = managed_gpu_node_group_name(cluster_name)
         self.launch_template = node_launch_template(
             f"{name}-lt",
             physical_name=physical_name,
@@ -67,6 +74,8 @@ class GpuNodeGroup(pulumi.ComponentResource):
             ami_type=GPU_AMI_TYPE,
             # pulumi-eks leaves the version unset with a custom launch template; pin it to the cluster's.
             version=settings.kubernetes_version,
+            # The same AL2023 release (NVIDIA driver, kernel) Karpenter's EC2NodeClass pins, not "latest".
+            release_version=al2023_release_version(settings.kubernetes_version),
             instance_types=list(group.instance_types),
             capacity_type=group.capacity_type,
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(

@@ -38,6 +38,8 @@ class KarpenterArgs:
     system_node_group: pulumi.Resource
     # The controller's AWS credentials come through the EKS Pod Identity agent add-on.
     pod_identity_agent: pulumi.Resource
+    # Its pods resolve the EKS, SQS, EC2 and pricing endpoints by name: CoreDNS must be running first.
+    coredns: pulumi.Resource
 
 
 def _json(document: karpenter_iam.PolicyDocument) -> str:
@@ -185,7 +187,7 @@ class Karpenter(pulumi.ComponentResource):
                 parent=self,
                 provider=args.k8s_provider,
                 # The controller starts only with its CRDs, AWS permissions, Pod Identity credentials,
-                # its queue, and non-Karpenter nodes to run on.
+                # its queue, non-Karpenter nodes to run on, and cluster DNS.
                 depends_on=[
                     self.crd_chart,
                     *attachments,
@@ -193,6 +195,7 @@ class Karpenter(pulumi.ComponentResource):
                     args.pod_identity_agent,
                     queue,
                     args.system_node_group,
+                    args.coredns,
                 ],
             ),
         )

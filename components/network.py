@@ -15,6 +15,9 @@ from components.constants import KARPENTER_DISCOVERY_TAG
 from components.network_layout import private_subnet_tags, public_subnet_tags, subnet_layout
 from components.settings import StackSettings
 
+# `opt-in-status` of a region's own availability zones (Local/Wavelength Zones: "opted-in").
+STANDARD_ZONE_OPT_IN_STATUS = "opt-in-not-required"
+
 
 @dataclass(frozen=True)
 class NetworkArgs:
@@ -61,7 +64,13 @@ class Network(pulumi.ComponentResource):
         cluster = settings.cluster_name
         tags = settings.tags
         child = pulumi.ResourceOptions(parent=self)
-        zones = aws.get_availability_zones(state="available", opts=pulumi.InvokeOptions(parent=self)).names
+        # Regular zones only: opted-in Local and Wavelength Zones are "available" too (and can sort
+        # first), but they lack most instance types, NAT gateways and EKS control-plane ENIs.
+        zones = aws.get_availability_zones(
+            state="available",
+            filters=[aws.GetAvailabilityZonesFilterArgs(name="opt-in-status", values=[STANDARD_ZONE_OPT_IN_STATUS])],
+            opts=pulumi.InvokeOptions(parent=self),
+        ).names
         layout = subnet_layout(settings.network, list(zones))
 
         vpc = aws.ec2.Vpc(

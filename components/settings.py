@@ -316,9 +316,22 @@ class GpuNodeGroupSettings(_ScalingSettings):
     enabled: bool = True
     instance_types: Annotated[list[GpuInstanceType], Field(min_length=1)] = ["g4dn.xlarge"]
     capacity_type: Literal["ON_DEMAND", "SPOT"] = "ON_DEMAND"
-    min_size: Annotated[int, Field(ge=0, le=100)] = 0
-    desired_size: Annotated[int, Field(ge=0, le=100)] = 0
+    min_size: Annotated[int, Field(ge=0, le=100)] = 1
+    desired_size: Annotated[int, Field(ge=0, le=100)] = 1
     max_size: Annotated[int, Field(ge=1, le=100)] = 1
+
+    @model_validator(mode="after")
+    def _has_a_floor(self) -> Self:
+        # An EKS managed node group only changes size when something sets desiredSize: that is
+        # cluster-autoscaler's job, and this platform runs Karpenter instead (it launches its own
+        # NodeClaims, never resizes node groups). At 0/0 the group would stay empty forever.
+        if self.enabled and self.desired_size == 0:
+            raise ValueError(
+                "minSize = desiredSize = 0 never scales (no cluster-autoscaler runs; Karpenter does not resize "
+                "node groups): set desiredSize >= 1 for an always-on GPU floor, or enabled: false and let the "
+                "Karpenter nodePools scale GPU capacity from zero"
+            )
+        return self
 
 
 # --- GPU sharing -----------------------------------------------------------------------------

@@ -59,6 +59,27 @@ def plain_json(value: Any) -> Any:
     return value
 
 
+# What `ec2:DescribeAvailabilityZones` answers in an account that opted in to a Local Zone: the Local
+# Zone (`<region>-lax-1a`, opt-in-status "opted-in") sorts before the region's own zones, so a
+# program that does not filter on `opt-in-status` would put its first subnets there.
+_MOCK_ZONES = (
+    ("-lax-1a", "local-zone", "opted-in"),
+    *((suffix, "availability-zone", "opt-in-not-required") for suffix in "abcd"),
+)
+
+
+def availability_zones(region: str, invoke_args: dict[str, Any]) -> dict[str, Any]:
+    """`aws.get_availability_zones` as AWS answers it, honouring the `opt-in-status`/`zone-type` filters."""
+    zones = [(f"{region}{suffix}", zone_type, opt_in) for suffix, zone_type, opt_in in _MOCK_ZONES]
+    for condition in invoke_args.get("filters") or []:
+        column = {"opt-in-status": 2, "zone-type": 1}.get(condition["name"])
+        if column is None:
+            raise NotImplementedError(f"offline mocks do not filter availability zones by {condition['name']}")
+        zones = [zone for zone in zones if zone[column] in condition["values"]]
+    names = sorted(zone[0] for zone in zones)
+    return {"names": names, "zoneIds": [f"placeholder-az{i}" for i in range(len(names))], "id": region}
+
+
 @dataclass
 class Registration:
     urn: str
@@ -168,8 +189,7 @@ class PlatformMocks(pulumi.runtime.Mocks):
         if token == "aws:index/getRegion:getRegion":
             return {"region": self.region, "name": self.region, "id": self.region}, []
         if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
-            names = [f"{self.region}{suffix}" for suffix in "abcd"]
-            return {"names": names, "zoneIds": [f"placeholder-az{i}" for i in range(4)], "id": self.region}, []
+            return availability_zones(self.region, dict(args.args)), []
         raise NotImplementedError(f"offline mocks do not answer invoke {token}; add it to offline/mocks.py")
 
     def _caller_arn(self) -> str:
@@ -275,15 +295,21 @@ class PlatformMocks(pulumi.runtime.Mocks):
             self.monitor.add_hidden_child(
                 owner, "aws:eks/accessEntry:AccessEntry", f"{args.name}-{key}", dict(entry), f"{name}:{key}"
             )
+        # The cluster always has an OIDC issuer; the IAM OIDC provider exists only with createOidcProvider.
         oidc_url = f"oidc.eks.{self.region}.amazonaws.com/id/PLACEHOLDER"
-        oidc_arn = self._arn("iam", f"oidc-provider/{oidc_url}", regional=False)
-        oidc = self.monitor.add_hidden_child(
-            owner,
-            "aws:iam/openIdConnectProvider:OpenIdConnectProvider",
-            f"{args.name}-oidcProvider",
-            {"arn": oidc_arn, "url": oidc_url},
-            oidc_arn,
-        )
+        oidc_outputs: dict[str, Any] = {}
+        core: dict[str, Any] = {"endpoint": endpoint}
+        if args.inputs.get("createOidcProvider", True):
+            oidc_arn = self._arn("iam", f"oidc-provider/{oidc_url}", regional=False)
+            oidc = self.monitor.add_hidden_child(
+                owner,
+                "aws:iam/openIdConnectProvider:OpenIdConnectProvider",
+                f"{args.name}-oidcProvider",
+                {"arn": oidc_arn, "url": oidc_url},
+                oidc_arn,
+            )
+            oidc_outputs = {"oidcProviderArn": oidc_arn, "oidcProviderUrl": oidc_url}
+            core["oidcProvider"] = oidc
         kubeconfig = {
             "apiVersion": "v1",
             "kind": "Config",
@@ -294,11 +320,10 @@ class PlatformMocks(pulumi.runtime.Mocks):
         }
         return {
             "eksCluster": eks_cluster,
-            "core": {"oidcProvider": oidc, "endpoint": endpoint},
+            "core": core,
             "kubeconfig": kubeconfig,
             "kubeconfigJson": json.dumps(kubeconfig, sort_keys=True),
-            "oidcProviderArn": oidc_arn,
-            "oidcProviderUrl": oidc_url,
+            **oidc_outputs,
             "oidcIssuer": f"https://{oidc_url}",
             "clusterSecurityGroupId": "sg-placeholdercluster",
             "nodeSecurityGroupId": "sg-placeholdernodes",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from components.access_entries import cluster_admins
 from components.gpu_capacity import capacity_rows, warm_headroom_rows
+from components.gpu_quota import quota_needs
 from components.placeholders import placeholder_values
 from components.settings import REGION_KEY, StackSettings, config_key
 from offline.plan import Plan
@@ -29,6 +30,11 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
             f"{row.schedulable_per_node:>10}{row.schedulable_at_limit:>10}"
         )
     lines += _warm_headroom_lines(settings)
+    lines += [
+        "",
+        'EC2 vCPU quotas to have before the first `up` (service code ec2; README "Real use" for the formula):',
+        *(f"  {need.code}  {need.name:<40}{need.vcpus:>6} vCPUs" for need in quota_needs(settings)),
+    ]
     return "\n".join([*lines, *_admin_lines(settings), *_placeholder_lines(settings)])
 
 

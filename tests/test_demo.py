@@ -16,6 +16,7 @@ from components.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     gpu_node_labels,
 )
+from components.demo_placement import place_demo_deployment
 from components.device_plugin_manifests import (
     DEMO_CHECKOV_SKIPS,
     GPU_CONTAINER_READ_ONLY_ROOT,
@@ -163,7 +164,7 @@ def test_the_demo_fits_on_one_shared_gpu() -> None:
 def test_staging_plan_has_the_demo_after_the_device_plugin(staging_plan: Plan) -> None:
     (deployment,) = staging_plan.objects("Deployment")
     (namespace,) = [ns for ns in staging_plan.objects("Namespace") if ns["metadata"]["name"] == STAGING.demo.namespace]
-    assert deployment == demo_deployment(STAGING.demo)
+    assert deployment == place_demo_deployment(demo_deployment(STAGING.demo), STAGING)
     assert namespace == demo_namespace(STAGING.demo, STAGING.kubernetes_version)
     assert demo_fits_one_managed_node(STAGING, deployment)
     (resource,) = staging_plan.of_type("kubernetes:apps/v1:Deployment")

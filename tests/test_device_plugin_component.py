@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from components.demo import DemoWorkload, DemoWorkloadArgs
+from components.demo_placement import place_demo_deployment
 from components.device_plugin import DevicePlugin, DevicePluginArgs
 from components.device_plugin_manifests import (
     demo_deployment,
@@ -130,5 +131,7 @@ def test_the_demo_comes_after_its_namespace_and_every_device_plugin(
     (deployment,) = of_type(registrations, DEPLOYMENT)
     (namespace,) = of_type(registrations, NAMESPACE)
     assert {r.urn for r in of_type(registrations, DAEMON_SET)} | {namespace.urn} <= set(deployment.dependencies)
-    assert {k: v for k, v in deployment.inputs.items() if k != "skipAwait"} == demo_deployment(settings.demo)
+    assert {k: v for k, v in deployment.inputs.items() if k != "skipAwait"} == place_demo_deployment(
+        demo_deployment(settings.demo), settings
+    )
     assert namespace.inputs == demo_namespace(settings.demo, settings.kubernetes_version)

@@ -113,14 +113,16 @@ def test_each_daemon_set_depends_on_its_config_map(stack: str, plans: dict[str, 
 
 
 @pytest.mark.parametrize("stack", ["staging", "prod"])
-def test_every_gpu_node_runs_exactly_one_plugin_and_system_nodes_none(stack: str, plans: dict[str, Plan]) -> None:
+def test_every_gpu_node_runs_exactly_one_plugin_and_system_nodes_none(
+    stack: str, plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]]
+) -> None:
     """Placement against the labels and taints the plan really puts on nodes (node group and NodePools)."""
     plan = plans[stack]
     daemon_sets = plugin_daemon_sets(plan)
     sources = gpu_node_sources(plan)
+    managed_group = load_settings(stack_configs[stack]).gpu_node_group.enabled
+    assert any(s.startswith("managed") for s in sources) == managed_group
     assert any(s.startswith("NodePool") for s in sources)
-    if stack == "prod":  # staging runs no managed GPU node group (warm Karpenter headroom instead)
-        assert any(s.startswith("managed") for s in sources)
     for source, (labels, taints) in sources.items():
         landing = [ds for ds in daemon_sets if pod_can_land_on(ds["spec"]["template"]["spec"], labels)]
         assert len(landing) == 1, f"{source}: {len(landing)} device plugins would run there"

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from components.constants import (
     GPU_TAINT_EFFECT_EKS,
@@ -22,7 +24,8 @@ from components.gpu_node_group import GPU_AMI_TYPE
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
-from tests.conftest import PROJECT_DIR, STACKS
+from offline.project_copy import copy_program
+from tests.conftest import PROJECT_DIR, STACKS, synthesize
 from tests.test_gpu_bootstrap import mime_parts, node_config_of, shell_part_of
 
 COMPONENT = "gpu-platform:gpu:GpuNodeGroup"
@@ -57,25 +60,39 @@ def mock_id(resource: dict[str, Any]) -> str:
     return f"{resource['name']}-id"
 
 
-# Stacks that run a managed GPU node group (staging keeps warm Karpenter headroom instead).
+# Stacks that run a managed GPU node group: none as shipped (staging keeps warm Karpenter headroom, prod
+# scales from zero), so the group is proven on a copy of staging that turns it on.
 MANAGED_GROUP_STACKS = [
     s for s in STACKS if load_settings(read_stack_config(PROJECT_DIR, s).values).gpu_node_group.enabled
 ]
+MANAGED_GROUP = {
+    "enabled": True,
+    "instanceTypes": ["g4dn.xlarge"],
+    "capacityType": "ON_DEMAND",
+    "minSize": 1,
+    "desiredSize": 1,
+    "maxSize": 1,
+}
 
 
-@pytest.fixture(params=MANAGED_GROUP_STACKS)
-def stack(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+@pytest.fixture(scope="module")
+def managed_group_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The program with a staging stack file whose managed GPU group is on."""
+    project = copy_program(tmp_path_factory.mktemp("managed-group"))
+    stack_file = yaml.safe_load((PROJECT_DIR / "Pulumi.staging.yaml").read_text(encoding="utf-8"))
+    stack_file["config"]["gpu-platform:gpuNodeGroup"] = MANAGED_GROUP
+    (project / "Pulumi.staging.yaml").write_text(yaml.safe_dump(stack_file, sort_keys=False), encoding="utf-8")
+    return project
 
 
-@pytest.fixture
-def plan(plans: dict[str, Plan], stack: str) -> Plan:
-    return plans[stack]
+@pytest.fixture(scope="module")
+def plan(managed_group_project: Path) -> Plan:
+    return synthesize("staging", managed_group_project / "out", managed_group_project)
 
 
-@pytest.fixture
-def settings(stack_configs: dict[str, dict[str, str]], stack: str) -> StackSettings:
-    return load_settings(stack_configs[stack])
+@pytest.fixture(scope="module")
+def settings(managed_group_project: Path) -> StackSettings:
+    return load_settings(read_stack_config(managed_group_project, "staging").values)
 
 
 def test_component_has_exactly_its_children(plan: Plan) -> None:
@@ -181,10 +198,11 @@ def test_node_role_trusts_ec2_with_exactly_the_node_policies(plan: Plan, setting
 
 
 def test_seed_stacks_keep_their_scaling_intent(plans: dict[str, Plan]) -> None:
-    """Staging runs no fixed GPU node (warm Karpenter headroom instead); prod may scale its group to zero."""
-    assert MANAGED_GROUP_STACKS == ["prod"]
-    prod = only(plans["prod"], NODE_GROUP)["inputs"]["scalingConfig"]
-    assert prod["minSize"] == 0
+    """Neither shipped stack runs a managed GPU group: staging keeps warm Karpenter headroom, prod scales from zero."""
+    assert MANAGED_GROUP_STACKS == []
+    for plan in plans.values():
+        assert plan.of_type(COMPONENT) == []
+        assert plan.of_type("kubernetes:karpenter.sh/v1:NodePool")
 
 
 def test_disabled_node_group_creates_nothing(plans: dict[str, Plan]) -> None:

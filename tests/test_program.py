@@ -129,7 +129,7 @@ def test_cluster_is_private_first_encrypted_and_api_authenticated(
     assert inputs["publicAccessCidrs"] == settings.cluster.public_access_cidrs
     assert "0.0.0.0/0" not in inputs["publicAccessCidrs"]
     assert inputs["enabledClusterLogTypes"] == settings.cluster.log_types
-    assert inputs["createOidcProvider"] is True
+    assert inputs["createOidcProvider"] is False  # Pod Identity, not IRSA: no IAM OIDC provider
     assert inputs["skipDefaultNodeGroup"] is True
     assert inputs["nodeSecurityGroupTags"] == {KARPENTER_DISCOVERY_TAG: settings.cluster_name}
     assert inputs["upgradePolicy"] == {"supportType": "STANDARD"}

@@ -1,0 +1,70 @@
+"""EC2 vCPU quotas a stack can use at its GPU limits, so a fresh account is sized before the first `up`.
+
+EC2 counts GPU instances against per-family vCPU quotas (Service Quotas, service code `ec2`). Per pool:
+- a Karpenter pool uses at most min(cpuLimit, gpuLimit x the highest vCPUs-per-GPU of its instance
+  types): both limits bound the pool, and the GPU limit is reached soonest on the type with the most
+  vCPUs per GPU (Karpenter checks limits before each launch, so it may overshoot by one node);
+- the managed GPU group uses at most maxSize x the vCPUs of its largest instance type.
+Pools allowing on-demand count against the On-Demand quota, pools allowing spot against the Spot one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from components import gpu_catalog
+from components.settings import StackSettings
+
+# vCPUs per instance size, the same across the GPU families in the catalog (EC2 accelerated-computing
+# instance type specifications); g4dn.metal is the one bare-metal size (96 vCPUs).
+_SIZE_VCPUS = {
+    "xlarge": 4, "2xlarge": 8, "4xlarge": 16, "8xlarge": 32, "12xlarge": 48,
+    "16xlarge": 64, "24xlarge": 96, "48xlarge": 192, "metal": 96,
+}  # fmt: skip
+# (capacity type, instance family class) -> (quota code, quota name) in Service Quotas.
+QUOTAS = {
+    ("on-demand", "g"): ("L-DB2E81BA", "Running On-Demand G and VT instances"),
+    ("on-demand", "p"): ("L-417A185B", "Running On-Demand P instances"),
+    ("spot", "g"): ("L-3819A6DF", "All G and VT Spot Instance Requests"),
+    ("spot", "p"): ("L-7212CCBC", "All P Spot Instance Requests"),
+}
+
+
+def vcpus(instance_type: str) -> int:
+    return _SIZE_VCPUS[instance_type.partition(".")[2]]
+
+
+def _family_class(instance_type: str) -> str:
+    return gpu_catalog.family_of(instance_type)[0]
+
+
+@dataclass(frozen=True)
+class QuotaNeed:
+    code: str
+    name: str
+    vcpus: int
+
+
+def quota_needs(settings: StackSettings) -> list[QuotaNeed]:
+    """vCPUs each EC2 quota must allow for every GPU pool of the stack to reach its limit; sorted by code."""
+    totals: dict[tuple[str, str], int] = {}
+
+    def add(capacity: str, types: tuple[str, ...], bound: int) -> None:
+        for family_class in sorted({_family_class(t) for t in types}):
+            key = (capacity, family_class)
+            totals[key] = totals.get(key, 0) + bound
+
+    group = settings.gpu_node_group
+    if group.enabled:
+        capacity = "spot" if group.capacity_type == "SPOT" else "on-demand"
+        add(capacity, tuple(group.instance_types), group.max_size * max(vcpus(t) for t in group.instance_types))
+    if settings.karpenter.enabled:
+        for pool in settings.karpenter.node_pools:
+            types = pool.selected_instance_types
+            per_gpu = max(vcpus(t) / gpu_catalog.gpu_count(t) for t in types)
+            bound = min(pool.cpu_limit, math.ceil(pool.gpu_limit * per_gpu))
+            for capacity in sorted(set(pool.capacity_types)):
+                add(capacity, types, bound)
+    needs = [QuotaNeed(*QUOTAS[key], vcpus=total) for key, total in totals.items()]
+    return sorted(needs, key=lambda need: need.code)

@@ -1,0 +1,76 @@
+"""EC2 vCPU quota a stack needs at its GPU limits (issue 9, defect 9): the formula on worked examples,
+the synth summary printing it, and the README telling a fresh account how to check quota and offerings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from components.gpu_quota import QuotaNeed, quota_needs, vcpus
+from components.settings import StackSettings, load_settings
+from offline.plan import Plan
+from offline.summary import render_summary
+from tests.conftest import PROJECT_DIR
+from tests.test_settings import _merged, _with
+
+README = (PROJECT_DIR / "README.md").read_text(encoding="utf-8")
+ON_DEMAND_G = ("L-DB2E81BA", "Running On-Demand G and VT instances")
+
+
+def _stack(base: dict[str, str], group: dict[str, Any], pools: list[dict[str, Any]]) -> StackSettings:
+    config = _merged(base, "gpu-platform:gpuNodeGroup", group)
+    return load_settings(_with(config, "gpu-platform:karpenter", {"enabled": True, "replicas": 2, "nodePools": pools}))
+
+
+def test_vcpus_of_the_catalog_sizes() -> None:
+    assert [vcpus(t) for t in ("g4dn.xlarge", "g4dn.12xlarge", "g4dn.metal", "g5.48xlarge")] == [4, 48, 96, 192]
+
+
+def test_gpu_limit_binds_before_cpu_limit(stack_configs: dict[str, dict[str, str]]) -> None:
+    """8 GPUs of g4dn.xlarge (4 vCPUs per GPU) = 32 vCPUs < cpuLimit 96; plus 2 managed g4dn.2xlarge = 16."""
+    pool = {"name": "t4", "instanceTypes": ["g4dn.xlarge"], "gpuLimit": 8, "cpuLimit": 96}
+    settings = _stack(stack_configs["staging"], {"instanceTypes": ["g4dn.2xlarge"], "maxSize": 2}, [pool])
+    assert quota_needs(settings) == [QuotaNeed(*ON_DEMAND_G, vcpus=32 + 16)]
+
+
+def test_cpu_limit_binds_on_vcpu_heavy_types(stack_configs: dict[str, dict[str, str]]) -> None:
+    """g4dn.16xlarge has 64 vCPUs per GPU: 4 GPUs would be 256 vCPUs, capped by cpuLimit 100."""
+    pool = {"name": "t4", "instanceTypes": ["g4dn.xlarge", "g4dn.16xlarge"], "gpuLimit": 4, "cpuLimit": 100}
+    settings = _stack(stack_configs["staging"], {"enabled": False}, [pool])
+    assert quota_needs(settings) == [QuotaNeed(*ON_DEMAND_G, vcpus=100)]
+
+
+def test_spot_and_p_families_count_against_their_own_quotas(stack_configs: dict[str, dict[str, str]]) -> None:
+    pools = [
+        {"name": "spot", "instanceTypes": ["g5.xlarge"], "capacityTypes": ["spot"], "gpuLimit": 2, "cpuLimit": 64},
+        {"name": "h100", "instanceTypes": ["p5.48xlarge"], "gpuLimit": 8, "cpuLimit": 192},
+    ]
+    settings = _stack(stack_configs["staging"], {"enabled": False}, pools)
+    assert {need.code: need.vcpus for need in quota_needs(settings)} == {"L-3819A6DF": 8, "L-417A185B": 192}
+
+
+def test_the_synth_summary_prints_the_quota(
+    staging_plan: Plan, prod_plan: Plan, stack_configs: dict[str, dict[str, str]]
+) -> None:
+    for stack, plan in (("staging", staging_plan), ("prod", prod_plan)):
+        settings = load_settings(stack_configs[stack])
+        summary = render_summary(settings, plan, stack, Path("out"))
+        (need,) = quota_needs(settings)
+        assert need.code == ON_DEMAND_G[0]
+        (line,) = [line for line in summary.splitlines() if need.code in line]
+        assert ON_DEMAND_G[1] in line and f"{need.vcpus} vCPUs" in line
+
+
+def test_readme_real_use_lists_what_a_fresh_account_needs() -> None:
+    real_use = README.split("## Real use", 1)[1].split("\n## ", 1)[0]
+    for needle in (
+        "Running On-Demand G and VT instances",
+        "aws service-quotas get-service-quota --service-code ec2 --quota-code L-DB2E81BA",
+        "aws ec2 describe-instance-type-offerings --location-type availability-zone",
+        "cpuLimit",
+        "gpuLimit",
+        "DEPLOY_RUNNER",
+        "preflight.py",
+    ):
+        assert needle in real_use, needle
