@@ -7,6 +7,7 @@ from components.demo import DemoWorkload, DemoWorkloadArgs
 from components.device_plugin import DevicePlugin, DevicePluginArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from components.karpenter import Karpenter, KarpenterArgs
+from components.labs import Labs, LabsArgs
 from components.network import Network, NetworkArgs
 from components.settings import read_settings
 
@@ -40,10 +41,21 @@ if settings.karpenter.enabled:
 
 # --- NVIDIA device plugin (GPU sharing) and the learning-lab demo ---
 device_plugin = DevicePlugin("nvidia-device-plugin", DevicePluginArgs(settings=settings, k8s_provider=cluster.provider))
+
+# --- Learning labs (namespace, quota, members) and the GPU admission guard ---
+labs = Labs(
+    "labs",
+    LabsArgs(settings=settings, k8s_provider=cluster.provider, eks_cluster_name=cluster.eks.eks_cluster.name),
+)
 if settings.demo.enabled:
     DemoWorkload(
         "learning-lab",
-        DemoWorkloadArgs(settings=settings, k8s_provider=cluster.provider, device_plugin=device_plugin),
+        DemoWorkloadArgs(
+            settings=settings,
+            k8s_provider=cluster.provider,
+            device_plugin=device_plugin,
+            lab_namespace=labs.namespaces.get(settings.demo.namespace),
+        ),
     )
 
 pulumi.export("clusterName", cluster.name)

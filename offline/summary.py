@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from components.gpu_capacity import capacity_rows
+from components.gpu_capacity import capacity_rows, lab_slot_warning, max_schedulable_slots
 from components.settings import StackSettings
 from offline.plan import Plan
 
@@ -26,4 +26,20 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
             f"  {row.pool:<22}{row.instance_type:<16}{row.physical_gpus:>10}{row.sharing:>18}"
             f"{row.schedulable_per_node:>10}{row.schedulable_at_limit:>10}"
         )
+    lines += _lab_lines(settings)
     return "\n".join(lines)
+
+
+def _lab_lines(settings: StackSettings) -> list[str]:
+    if not settings.labs:
+        return []
+    lines = [
+        "",
+        f"Learning labs (GPU slots = ResourceQuota requests.nvidia.com/gpu; pools provide at most "
+        f"{max_schedulable_slots(settings)}):",
+        f"  {'lab':<22}{'GPU slots':>10}{'members':>10}",
+        *(f"  {lab.name:<22}{lab.gpu_slots:>10}{len(lab.members):>10}" for lab in settings.labs),
+        f"  {'total':<22}{sum(lab.gpu_slots for lab in settings.labs):>10}",
+    ]
+    warning = lab_slot_warning(settings)
+    return [*lines, *([f"  {warning}"] if warning else [])]
