@@ -104,7 +104,7 @@ def lab_limit_range(lab: LabSettings) -> Manifest:
 
 def lab_network_policies(lab: LabSettings) -> list[Manifest]:
     """Ingress only from the lab's own pods; egress only to DNS and HTTPS (and the lab itself)."""
-    same_namespace = [{"podSelector": {}}]
+    same_namespace: list[Manifest] = [{"podSelector": {}}]
     ingress = {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",

@@ -148,7 +148,15 @@ def test_program_failure_exits_1(project_copy: Path, tmp_path: Path) -> None:
 def test_resources_are_in_program_order(staging_plan: Plan) -> None:
     """Registration order is the order __main__.py constructs things, not the order inputs resolve."""
     components = [r["name"] for r in staging_plan.resources if r["type"].startswith("gpu-platform:")]
-    assert components == ["network", "cluster", "gpu-nodes", "karpenter", "nvidia-device-plugin", "learning-lab"]
+    assert components == [
+        "network",
+        "cluster",
+        "gpu-nodes",
+        "karpenter",
+        "nvidia-device-plugin",
+        "labs",
+        "learning-lab",
+    ]
     names = [r["name"] for r in staging_plan.resources]
     assert names[:2] == ["network", "network-vpc"]
     assert names.index("cluster-secrets") < names.index("cluster-eks") < names.index("cluster-system")
