@@ -633,7 +633,7 @@ def _problems_from(exc: ValidationError) -> list[tuple[str, str]]:
         # A model-level check names its own key as "<field>: ..."; fold it into the path.
         head, sep, rest = message.partition(": ")
         if sep and re.fullmatch(r"[a-zA-Z][\w.]*", head):
-            location += head.split(".")
+            location += [int(part) if part.isdigit() else part for part in head.split(".")]
             message = rest
         problems.append((_key_path(location), _with_allowed(error, message)))
     return problems
