@@ -30,8 +30,8 @@ from offline.plan import Plan
 from tests.k8s_validation import validate_core_object
 
 LAB = lab_namespace(LabSettings(name="vision-lab", gpu_slots=4), "1.35")
-OTHER = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-apps", "labels": {}}}
-SYSTEM = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NAMESPACE, "labels": {}}}
+OTHER: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-apps", "labels": {}}}
+SYSTEM: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NAMESPACE, "labels": {}}}
 NAMESPACES = {ns["metadata"]["name"]: ns for ns in (LAB, OTHER, SYSTEM)}
 NON_SYSTEM = ("vision-lab", "team-apps")
 
@@ -113,7 +113,7 @@ def visible(value: str) -> list[dict[str, str]]:
 
 
 GPU_POD = pod(container(gpu=True), tolerations=[GPU_TOLERATION])
-PRIVILEGED = {"securityContext": {"privileged": True}}
+PRIVILEGED: dict[str, Any] = {"securityContext": {"privileged": True}}
 
 ADMITTED: dict[str, tuple[dict[str, Any], str]] = {
     "plain pod, non-lab": (pod(), "team-apps"),

@@ -239,3 +239,15 @@ def test_labs_beyond_capacity_are_warned_in_the_summary(staging_config: dict[str
     summary = render_summary(over, staging_plan, "staging", Path("/tmp/out"))
     assert warning in summary
     assert re.search(r"big-lab\s+25\s+0", summary)
+
+
+def test_lab_objects_wait_for_their_namespace(plans: dict[str, Plan]) -> None:
+    for stack, plan in plans.items():
+        (labs,) = plan.of_type("gpu-platform:labs:Labs")
+        children = [r for r in plan.resources if r["parent"] == labs["urn"] and r["type"].startswith("kubernetes:")]
+        namespaces = {r["inputs"]["metadata"]["name"]: r["urn"] for r in children if r["type"].endswith(":Namespace")}
+        assert namespaces, stack
+        for resource in children:
+            namespace = resource["inputs"]["metadata"].get("namespace")
+            if namespace is not None:
+                assert namespaces[namespace] in resource["dependencies"], resource["name"]
