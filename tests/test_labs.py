@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from components.constants import GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE
+from components.device_plugin_manifests import demo_deployment
 from components.gpu_capacity import lab_slot_warning, max_schedulable_slots
 from components.lab_manifests import (
     LAB_ACCESS_POLICY_ARN,
@@ -251,3 +252,27 @@ def test_lab_objects_wait_for_their_namespace(plans: dict[str, Plan]) -> None:
             namespace = resource["inputs"]["metadata"].get("namespace")
             if namespace is not None:
                 assert namespaces[namespace] in resource["dependencies"], resource["name"]
+
+
+_UNITS = {"": 1, "m": 1e-3, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+def _quantity(text: str) -> float:
+    number, unit = re.fullmatch(r"([0-9.]+)([a-zA-Z]*)", text).groups()  # type: ignore[union-attr]
+    return float(number) * _UNITS[unit]
+
+
+def test_the_demo_fits_its_labs_quota(settings: dict[str, StackSettings]) -> None:
+    staging = settings["staging"]
+    (lab,) = [lab for lab in staging.labs if lab.name == staging.demo.namespace]
+    hard = lab_objects(lab, staging.kubernetes_version)[1]["spec"]["hard"]
+    (container,) = demo_deployment(staging.demo)["spec"]["template"]["spec"]["containers"]
+    used = {
+        f"requests.{GPU_RESOURCE}": container["resources"]["limits"][GPU_RESOURCE],
+        "requests.cpu": container["resources"]["requests"]["cpu"],
+        "requests.memory": container["resources"]["requests"]["memory"],
+        "limits.memory": container["resources"]["limits"]["memory"],
+    }
+    assert set(used) == set(hard)
+    for key, per_pod in used.items():
+        assert _quantity(per_pod) * staging.demo.replicas <= _quantity(hard[key]), key
