@@ -13,8 +13,8 @@ containers arrive as an UPDATE of `pods/ephemeralcontainers`):
 - privileged containers in pods that tolerate the GPU taint;
 - pods created with `spec.nodeName`, which skips the scheduler and with it the GPU taint.
 
-Workload controllers (Deployments, Jobs, ...) are not matched: every pod they make is checked when it
-is created, and the controller reports the denial message in its events.
+A second policy applies the same rules to the pod templates of workload controllers (Deployments,
+Jobs, CronJobs, ...), so a bad manifest is refused when it is applied, not later in a ReplicaSet's events.
 The CEL is rendered here as plain strings and evaluated offline by the tests.
 """
 
@@ -38,6 +38,18 @@ VISIBLE_DEVICES_ENV = "NVIDIA_VISIBLE_DEVICES"
 # Values with which the NVIDIA container runtime exposes no GPU (NVIDIA/nvidia-container-toolkit).
 NO_GPU_VALUES = ("void", "none")
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+# Every rule reads the pod spec through this variable: the pod's own, or a controller's pod template.
+POD_SPEC = "variables.podSpec"
+POD_SPEC_OF_POD = "object.spec"
+POD_SPEC_OF_TEMPLATE = (
+    "object.kind == 'CronJob' ? object.spec.jobTemplate.spec.template.spec : object.spec.template.spec"
+)
+# Controllers are checked too, so `kubectl apply` of a bad Deployment fails at once instead of
+# leaving a ReplicaSet that cannot create pods; pods stay the enforcement point.
+WORKLOAD_RULES = (
+    ("apps", ("deployments", "replicasets", "statefulsets", "daemonsets")),
+    ("batch", ("jobs", "cronjobs")),
+)
 
 _NO_GPU_LITERAL = "[" + ", ".join(f"'{value}'" for value in NO_GPU_VALUES) + "]"
 # An env entry that opts out of GPUs: a literal void/none (valueFrom could say anything).
@@ -47,7 +59,7 @@ _OPTS_OUT = f"e.name == '{VISIBLE_DEVICES_ENV}' && has(e.value) && e.value in {_
 def _every_container(condition: str) -> str:
     """`condition` (about `c`) holds for every container, init and ephemeral container of the pod."""
     return " && ".join(
-        f"(!has(object.spec.{field}) || object.spec.{field}.all(c, {condition}))" for field in CONTAINER_LISTS
+        f"(!has({POD_SPEC}.{field}) || {POD_SPEC}.{field}.all(c, {condition}))" for field in CONTAINER_LISTS
     )
 
 
@@ -55,7 +67,7 @@ def tolerates_gpu_taint() -> str:
     """True when some toleration matches the GPU taint, as the scheduler matches them."""
     key_matches = f"((!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists') || (has(t.key) && t.key == '{GPU_TAINT_KEY}')"
     effect_matches = f"(!has(t.effect) || t.effect == '' || t.effect == '{GPU_TAINT_EFFECT}')"
-    return f"has(object.spec.tolerations) && object.spec.tolerations.exists(t, ({key_matches}) && {effect_matches})"
+    return f"has({POD_SPEC}.tolerations) && {POD_SPEC}.tolerations.exists(t, ({key_matches}) && {effect_matches})"
 
 
 def _gpu_enabled_namespace() -> str:
@@ -108,7 +120,9 @@ def validations() -> list[Manifest]:
             "reason": "Forbidden",
         },
         {
-            "expression": "request.operation != 'CREATE' || !has(object.spec.nodeName) || object.spec.nodeName == ''",
+            # Pods: on CREATE only (the scheduler's binding sets nodeName later); templates: always.
+            "expression": f"(object.kind == 'Pod' && request.operation != 'CREATE') || !has({POD_SPEC}.nodeName) "
+            f"|| {POD_SPEC}.nodeName == ''",
             "message": "spec.nodeName skips the scheduler and the GPU taint: use nodeSelector or affinity instead",
             "reason": "Forbidden",
         },
@@ -128,38 +142,60 @@ def exempt_namespace_selector() -> Manifest:
     }
 
 
-def admission_policy() -> Manifest:
+def _policy(name: str, pod_spec: str, resource_rules: list[Manifest]) -> Manifest:
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": POLICY_NAME, "labels": _labels()},
+        "metadata": {"name": name, "labels": _labels()},
         "spec": {
             "failurePolicy": "Fail",
-            "matchConstraints": {
-                "namespaceSelector": exempt_namespace_selector(),
-                "resourceRules": [
-                    {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE", "UPDATE"],
-                        "resources": ["pods", "pods/ephemeralcontainers"],
-                    }
-                ],
-            },
+            "matchConstraints": {"namespaceSelector": exempt_namespace_selector(), "resourceRules": resource_rules},
+            "variables": [{"name": POD_SPEC.removeprefix("variables."), "expression": pod_spec}],
             "validations": validations(),
         },
     }
 
 
-def admission_policy_binding() -> Manifest:
+def _binding(policy: Manifest) -> Manifest:
+    name = policy["metadata"]["name"]
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": POLICY_NAME, "labels": _labels()},
+        "metadata": {"name": name, "labels": _labels()},
         "spec": {
-            "policyName": POLICY_NAME,
+            "policyName": name,
             "validationActions": ["Deny"],
             # Repeated on the binding: the exemption holds even if the policy is edited.
             "matchResources": {"namespaceSelector": exempt_namespace_selector()},
         },
     }
+
+
+def admission_policy() -> Manifest:
+    """Pods, including ephemeral containers (an UPDATE of `pods/ephemeralcontainers`)."""
+    rule = {
+        "apiGroups": [""],
+        "apiVersions": ["v1"],
+        "operations": ["CREATE", "UPDATE"],
+        "resources": ["pods", "pods/ephemeralcontainers"],
+    }
+    return _policy(POLICY_NAME, POD_SPEC_OF_POD, [rule])
+
+
+def workload_admission_policy() -> Manifest:
+    """The same rules on the pod templates of workload controllers."""
+    rules = [
+        {"apiGroups": [group], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": list(resources)}
+        for group, resources in WORKLOAD_RULES
+    ]
+    return _policy(f"{POLICY_NAME}-workloads", POD_SPEC_OF_TEMPLATE, rules)
+
+
+def admission_objects() -> list[Manifest]:
+    """Both policies, each followed by its binding."""
+    policies = [admission_policy(), workload_admission_policy()]
+    return [obj for policy in policies for obj in (policy, _binding(policy))]
+
+
+def admission_policy_binding() -> Manifest:
+    return _binding(admission_policy())

@@ -62,18 +62,24 @@ class Labs(pulumi.ComponentResource):
     def _admission_guard(
         self, name: str, child: pulumi.ResourceOptions
     ) -> k8s.admissionregistration.v1.ValidatingAdmissionPolicy:
-        policy = gpu_admission_policy.admission_policy()
-        created = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
-            f"{name}-gpu-guard", metadata=policy["metadata"], spec=policy["spec"], opts=child
-        )
-        binding = gpu_admission_policy.admission_policy_binding()
-        k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
-            f"{name}-gpu-guard",
-            metadata=binding["metadata"],
-            spec=binding["spec"],
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[created])),
-        )
-        return created
+        """Both guard policies, each binding created after its policy; returns the pod policy."""
+        created: list[k8s.admissionregistration.v1.ValidatingAdmissionPolicy] = []
+        for obj in gpu_admission_policy.admission_objects():
+            resource_name = f"{name}-{obj['metadata']['name']}"
+            if obj["kind"] == "ValidatingAdmissionPolicy":
+                created.append(
+                    k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+                        resource_name, metadata=obj["metadata"], spec=obj["spec"], opts=child
+                    )
+                )
+            else:
+                k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+                    resource_name,
+                    metadata=obj["metadata"],
+                    spec=obj["spec"],
+                    opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[created[-1]])),
+                )
+        return created[0]
 
     def _member_access(self, name: str, args: LabsArgs) -> None:
         """One access entry per member (keyed by ARN, not list position), edit rights in its labs only."""

@@ -23,7 +23,13 @@ from components.constants import (
     SYSTEM_NAMESPACE,
 )
 from components.device_plugin_manifests import demo_deployment, device_plugin_objects
-from components.gpu_admission_policy import admission_policy, admission_policy_binding, validations
+from components.gpu_admission_policy import (
+    admission_objects,
+    admission_policy,
+    admission_policy_binding,
+    validations,
+    workload_admission_policy,
+)
 from components.lab_manifests import lab_namespace
 from components.settings import GpuSharingSettings, LabSettings, StackSettings, load_settings
 from offline.plan import Plan
@@ -34,6 +40,8 @@ OTHER: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"
 SYSTEM: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NAMESPACE, "labels": {}}}
 NAMESPACES = {ns["metadata"]["name"]: ns for ns in (LAB, OTHER, SYSTEM)}
 NON_SYSTEM = ("vision-lab", "team-apps")
+POLICY_TYPE = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+BINDING_TYPE = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
 
 MESSAGES = {
     "env": validations()[0]["message"],
@@ -59,13 +67,24 @@ def _selector_matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
 
 
+def _context(variables: dict[str, Any]) -> cel.Context:
+    context = cel.Context(variables=variables)
+    add_stdlib_to_context(context)
+    return context
+
+
 def admit(
-    pod: dict[str, Any], namespace: str, operation: str = "CREATE", namespace_object: dict[str, Any] | None = None
+    pod: dict[str, Any],
+    namespace: str,
+    operation: str = "CREATE",
+    namespace_object: dict[str, Any] | None = None,
+    policy: dict[str, Any] | None = None,
 ) -> list[str]:
-    """Denial messages for `pod` (empty: admitted); the namespace from the table unless given."""
+    """Denial messages for `pod` (or a workload, with its policy) (empty: admitted)."""
     ns = _with_name_label(namespace_object or NAMESPACES[namespace])
     labels = ns["metadata"]["labels"]
-    policy, binding = admission_policy(), admission_policy_binding()
+    policy = policy or admission_policy()
+    binding = next(o for o in admission_objects() if o["spec"].get("policyName") == policy["metadata"]["name"])
     if not _selector_matches(policy["spec"]["matchConstraints"]["namespaceSelector"], labels):
         return []
     if not _selector_matches(binding["spec"]["matchResources"]["namespaceSelector"], labels):
@@ -77,10 +96,15 @@ def admit(
         "request": {"operation": operation, "namespace": namespace},
         "namespaceObject": ns,
     }
+    # VAP variables are evaluated in order, each seeing the ones before it.
+    computed: dict[str, Any] = {}
+    for variable in policy["spec"]["variables"]:
+        computed[variable["name"]] = cel.compile(variable["expression"]).execute(
+            _context({**variables, "variables": computed})
+        )
     denied = []
     for validation in policy["spec"]["validations"]:
-        context = cel.Context(variables=variables)
-        add_stdlib_to_context(context)
+        context = _context({**variables, "variables": computed})
         if cel.compile(validation["expression"]).execute(context) is not True:
             denied.append(validation["message"])
     return denied
@@ -293,6 +317,8 @@ def test_every_daemon_set_and_the_demo_in_both_plans_pass(plans: dict[str, Plan]
             name = workload["metadata"]["namespace"]
             namespace = created.get(name, {"metadata": {"name": name, "labels": {}}})
             assert admit(_pod_of(workload), name, namespace_object=namespace) == [], (stack, workload["metadata"])
+            policy = workload_admission_policy()
+            assert admit(workload, name, namespace_object=namespace, policy=policy) == [], (stack, workload["metadata"])
 
 
 def test_the_demo_pods_pass_in_their_lab(settings: dict[str, StackSettings]) -> None:
@@ -322,9 +348,67 @@ def test_policy_denies_and_fails_closed() -> None:
 
 
 def test_both_plans_carry_the_guard(plans: dict[str, Plan]) -> None:
+    expected = admission_objects()
     for stack, plan in plans.items():
-        assert plan.objects("ValidatingAdmissionPolicy") == [admission_policy()], stack
-        assert plan.objects("ValidatingAdmissionPolicyBinding") == [admission_policy_binding()], stack
+        found = plan.objects("ValidatingAdmissionPolicy") + plan.objects("ValidatingAdmissionPolicyBinding")
+        assert sorted(found, key=str) == sorted(expected, key=str), stack
+        bindings = {r["inputs"]["metadata"]["name"]: r for r in plan.of_type(BINDING_TYPE)}
+        for policy in plan.of_type(POLICY_TYPE):
+            assert policy["urn"] in bindings[policy["inputs"]["metadata"]["name"]]["dependencies"]
+
+
+# --- workload controllers --------------------------------------------------------------------------
+
+
+def deployment(body: dict[str, Any]) -> dict[str, Any]:
+    template = {"metadata": {"labels": {"app": "x"}}, "spec": body["spec"]}
+    spec = {"selector": {"matchLabels": {"app": "x"}}, "template": template}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": spec}
+
+
+def cron_job(body: dict[str, Any]) -> dict[str, Any]:
+    job = {"template": {"spec": {**body["spec"], "restartPolicy": "Never"}}}
+    spec = {"schedule": "@daily", "jobTemplate": {"spec": job}}
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"}, "spec": spec}
+
+
+# Ephemeral containers and bound pods exist only on pods, never in templates.
+TEMPLATE_DENIED = sorted(c for c in DENIED if "ephemeral" not in c)
+TEMPLATE_ADMITTED = sorted(c for c in ADMITTED if c not in UPDATES)
+
+
+@pytest.mark.parametrize("wrap", [deployment, cron_job])
+@pytest.mark.parametrize("case", TEMPLATE_DENIED)
+def test_workload_templates_are_denied_like_pods(case: str, wrap: Any) -> None:
+    body, namespace, rules = DENIED[case]
+    denied = admit(wrap(body), namespace, policy=workload_admission_policy())
+    assert set(denied) == {MESSAGES[rule] for rule in rules}
+
+
+@pytest.mark.parametrize("wrap", [deployment, cron_job])
+@pytest.mark.parametrize("case", TEMPLATE_ADMITTED)
+def test_workload_templates_are_admitted_like_pods(case: str, wrap: Any) -> None:
+    body, namespace = ADMITTED[case]
+    assert admit(wrap(body), namespace, policy=workload_admission_policy()) == []
+
+
+def test_workload_policy_covers_the_controllers() -> None:
+    rules = workload_admission_policy()["spec"]["matchConstraints"]["resourceRules"]
+    covered = {(group, resource) for rule in rules for group in rule["apiGroups"] for resource in rule["resources"]}
+    assert covered == {
+        ("apps", "deployments"),
+        ("apps", "replicasets"),
+        ("apps", "statefulsets"),
+        ("apps", "daemonsets"),
+        ("batch", "jobs"),
+        ("batch", "cronjobs"),
+    }
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.36"])
+def test_every_guard_object_is_strict_valid(version: str) -> None:
+    for obj in admission_objects():
+        assert validate_core_object(obj, version) == [], obj["metadata"]["name"]
 
 
 def test_lab_namespaces_are_gpu_enabled() -> None:
