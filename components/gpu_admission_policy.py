@@ -35,7 +35,8 @@ Manifest = dict[str, Any]
 
 POLICY_NAME = "gpu-platform-gpu-guard"
 VISIBLE_DEVICES_ENV = "NVIDIA_VISIBLE_DEVICES"
-# Values with which the NVIDIA container runtime exposes no GPU (NVIDIA/nvidia-container-toolkit).
+# Values with which the NVIDIA container runtime exposes no GPU device (`none` still mounts the driver
+# libraries, `void` nothing): NVIDIA/nvidia-container-toolkit v1.20.0 internal/config/image/devices.go.
 NO_GPU_VALUES = ("void", "none")
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 # Every rule reads the pod spec through this variable: the pod's own, or a controller's pod template.
