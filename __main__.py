@@ -8,6 +8,7 @@ from components.deployer_check import warn_unless_deployer
 from components.device_plugin import DevicePlugin, DevicePluginArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from components.karpenter import Karpenter, KarpenterArgs
+from components.labs import Labs, LabsArgs
 from components.network import Network, NetworkArgs
 from components.observability import Observability, ObservabilityArgs
 from components.settings import read_settings
@@ -46,6 +47,12 @@ if settings.karpenter.enabled:
 
 # --- NVIDIA device plugin (GPU sharing) and the learning-lab demo ---
 device_plugin = DevicePlugin("nvidia-device-plugin", DevicePluginArgs(settings=settings, k8s_provider=cluster.provider))
+
+# --- Learning labs (namespace, quota, members) and the GPU admission guard ---
+labs = Labs(
+    "labs",
+    LabsArgs(settings=settings, k8s_provider=cluster.provider, eks_cluster_name=cluster.eks.eks_cluster.name),
+)
 if settings.demo.enabled:
     DemoWorkload(
         "learning-lab",
@@ -54,6 +61,7 @@ if settings.demo.enabled:
             k8s_provider=cluster.provider,
             device_plugin=device_plugin,
             gpu_node_group=gpu_nodes.node_group if gpu_nodes is not None else None,
+            lab_namespace=labs.namespaces.get(settings.demo.namespace),
         ),
     )
 

@@ -37,6 +37,11 @@ KARPENTER_CHART_REPO: Final = "oci://public.ecr.aws/karpenter"
 SYSTEM_NAMESPACE: Final = "kube-system"
 KARPENTER_NAMESPACE: Final = SYSTEM_NAMESPACE
 KARPENTER_SERVICE_ACCOUNT: Final = "karpenter"
+# Namespaces where the platform's own agents run (device plugin, MPS daemon, Karpenter, CloudWatch
+# agents): the GPU admission guard does not apply there, and no lab may use one.
+PLATFORM_SYSTEM_NAMESPACES: Final = tuple(dict.fromkeys((SYSTEM_NAMESPACE, KARPENTER_NAMESPACE, "amazon-cloudwatch")))
+# Marks a lab namespace whose pods may tolerate the GPU taint.
+GPU_ENABLED_NAMESPACE_LABEL: Final = "gpu-platform.io/gpu-enabled"
 # AL2023 EKS AMI release; Karpenter picks the NVIDIA variant for GPU instance types.
 # Pinned (not @latest) so an AMI release never drifts every GPU node at once.
 AL2023_AMI_RELEASE: Final = "v20260724"

@@ -25,6 +25,8 @@ class DemoWorkloadArgs:
     # The managed GPU group's node group, when enabled: the pods are pinned to (or prefer) its nodes, so
     # they are created once those nodes exist, instead of pending and making Karpenter launch one.
     gpu_node_group: pulumi.Resource | None = None
+    # The lab namespace the demo runs in (created by `components.labs`); None: the demo creates its own.
+    lab_namespace: k8s.core.v1.Namespace | None = None
 
 
 class DemoWorkload(pulumi.ComponentResource):
@@ -37,8 +39,11 @@ class DemoWorkload(pulumi.ComponentResource):
         settings = args.settings
         child = pulumi.ResourceOptions(parent=self, provider=args.k8s_provider)
 
-        namespace = manifests.demo_namespace(settings.demo, settings.kubernetes_version)
-        self.namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=namespace["metadata"], opts=child)
+        if args.lab_namespace is not None:
+            self.namespace = args.lab_namespace
+        else:
+            namespace = manifests.demo_namespace(settings.demo, settings.kubernetes_version)
+            self.namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=namespace["metadata"], opts=child)
 
         network_policy = manifests.demo_network_policy(settings.demo)
         self.network_policy = k8s.networking.v1.NetworkPolicy(

@@ -35,6 +35,7 @@ from typing import Any
 
 from components.constants import (
     DEVICE_PLUGIN_IMAGE,
+    GPU_ENABLED_NAMESPACE_LABEL,
     GPU_LABEL_KEY,
     GPU_LABEL_VALUE,
     GPU_RESOURCE,
@@ -444,6 +445,8 @@ def demo_namespace(demo: DemoSettings, kubernetes_version: str) -> Manifest:
                     "app.kubernetes.io/part-of": PROJECT,
                     "pod-security.kubernetes.io/enforce": "restricted",
                     "pod-security.kubernetes.io/enforce-version": f"v{kubernetes_version}",
+                    # The GPU admission guard admits GPU pods only in GPU-enabled namespaces.
+                    GPU_ENABLED_NAMESPACE_LABEL: "true",
                 },
             },
         }

@@ -103,3 +103,32 @@ def warm_headroom_rows(settings: StackSettings) -> list[WarmHeadroomRow]:
                 )
             )
     return rows
+
+
+def max_schedulable_slots(settings: StackSettings) -> int:
+    """Shared GPU slots the pools can ever provide: every pool at its limit, the managed group at maxSize.
+
+    The managed group counts its largest instance type (an upper bound: the group may launch any of them).
+    """
+    total = 0
+    if settings.gpu_node_group.enabled:
+        gpus = max(gpu_catalog.gpu_count(t) for t in settings.gpu_node_group.instance_types)
+        total += schedulable_gpus(gpus, settings.gpu_sharing) * settings.gpu_node_group.max_size
+    if settings.karpenter.enabled:
+        total += sum(
+            schedulable_gpus(pool.gpu_limit, settings.sharing_for(pool)) for pool in settings.karpenter.node_pools
+        )
+    return total
+
+
+def lab_slot_warning(settings: StackSettings) -> str | None:
+    """A warning when the labs together may hold more slots than the GPU pools can ever provide."""
+    wanted = sum(lab.gpu_slots for lab in settings.labs)
+    available = max_schedulable_slots(settings)
+    if wanted <= available:
+        return None
+    return (
+        f"WARNING: the labs' gpuSlots add up to {wanted}, but the GPU pools can provide at most {available} "
+        "shared slots (pool gpuLimit x sharing replicas, managed group maxSize x GPUs x replicas); "
+        "some quota can never be used at once"
+    )

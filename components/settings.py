@@ -25,7 +25,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from components import gpu_catalog, node_allocatable
-from components.constants import PROJECT
+from components.constants import PLATFORM_SYSTEM_NAMESPACES, PROJECT
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
 SUPPORTED_REGIONS = (
@@ -525,6 +525,42 @@ class ObservabilitySettings(_Model):
         return self
 
 
+# --- learning labs -----------------------------------------------------------------------------
+
+# Namespaces a lab may never take: the cluster's own, and where the platform's agents run (the
+# GPU admission guard exempts those, so a lab there would escape it).
+LAB_RESERVED_NAMESPACES = tuple(dict.fromkeys((*RESERVED_NAMESPACES, *PLATFORM_SYSTEM_NAMESPACES)))
+_QUANTITY = r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?$"
+
+
+def _lab_namespace(value: str) -> str:
+    if value in LAB_RESERVED_NAMESPACES or value.startswith("kube-"):
+        raise ValueError(
+            f"'{value}' is a system namespace; a lab needs its own (not {', '.join(LAB_RESERVED_NAMESPACES)}, "
+            "nor any 'kube-' name)"
+        )
+    return value
+
+
+class LabSettings(_Model):
+    """One learning lab: its namespace (= name), the shared GPU slots it may hold, its people."""
+
+    name: Annotated[DnsLabel, AfterValidator(_lab_namespace)]
+    # nvidia.com/gpu requests the lab may hold at once (shared slots, not physical GPUs).
+    gpu_slots: Annotated[int, Field(ge=1, le=10000)]
+    members: Annotated[list[PrincipalArn], Field(max_length=100)] = []
+    # ResourceQuota on requests.cpu and on requests/limits.memory.
+    cpu: Annotated[str, Field(pattern=_QUANTITY)] = "16"
+    memory: Annotated[str, Field(pattern=_QUANTITY)] = "64Gi"
+
+    @model_validator(mode="after")
+    def _members_once(self) -> Self:
+        repeated = sorted({arn for arn in self.members if self.members.count(arn) > 1})
+        if repeated:
+            raise ValueError(f"members: each principal once: {repeated}")
+        return self
+
+
 # --- the stack ---------------------------------------------------------------------------------
 
 
@@ -545,6 +581,7 @@ class StackSettings(_Model):
     gpu_sharing: GpuSharingSettings = GpuSharingSettings()
     demo: DemoSettings = DemoSettings()
     observability: ObservabilitySettings = ObservabilitySettings()
+    labs: Annotated[list[LabSettings], Field(max_length=50)] = []
 
     def sharing_for(self, pool: NodePoolSettings | None) -> GpuSharingSettings:
         """Sharing of one Karpenter pool (its override, else the stack default); None = managed group."""
@@ -634,6 +671,39 @@ class StackSettings(_Model):
                 f"karpenter.replicas: {self.karpenter.replicas} exceeds systemNodes.minSize "
                 f"{self.system_nodes.min_size}; each Karpenter controller replica needs its own system node"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _labs_fit_the_cluster(self) -> Self:
+        names = [lab.name for lab in self.labs]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"labs: names must be unique (repeated: {', '.join(repeated)})")
+        admins = set(self.cluster.admin_principal_arns)
+        deployer = self.cluster.deployer_principal_arn
+        for index, lab in enumerate(self.labs):
+            if deployer in lab.members:
+                raise ValueError(
+                    f"labs.{index}.members: {deployer} is cluster.deployerPrincipalArn, already cluster admin "
+                    "through the cluster-creator entry; EKS allows one access entry per principal"
+                )
+            both = sorted(admins.intersection(lab.members))
+            if both:
+                raise ValueError(
+                    f"labs.{index}.members: {both} already cluster admins (cluster.adminPrincipalArns); "
+                    "EKS allows one access entry per principal, and an admin needs no lab access"
+                )
+        if self.demo.enabled and self.labs:
+            demo_lab = next((lab for lab in self.labs if lab.name == self.demo.namespace), None)
+            if demo_lab is None:
+                raise ValueError(
+                    f"demo.namespace: '{self.demo.namespace}' must be one of the labs ({', '.join(names)})"
+                )
+            if demo_lab.gpu_slots < self.demo.replicas:
+                raise ValueError(
+                    f"demo.replicas: {self.demo.replicas} pods need {self.demo.replicas} GPU slots; "
+                    f"lab '{demo_lab.name}' has gpuSlots {demo_lab.gpu_slots}"
+                )
         return self
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.access_entries import cluster_admins
-from components.gpu_capacity import capacity_rows, warm_headroom_rows
+from components.gpu_capacity import capacity_rows, lab_slot_warning, max_schedulable_slots, warm_headroom_rows
 from components.gpu_quota import quota_needs
 from components.placeholders import placeholder_values
 from components.settings import REGION_KEY, StackSettings, config_key
@@ -35,6 +35,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
         'EC2 vCPU quotas to have before the first `up` (service code ec2; README "Real use" for the formula):',
         *(f"  {need.code}  {need.name:<40}{need.vcpus:>6} vCPUs" for need in quota_needs(settings)),
     ]
+    lines += _lab_lines(settings)
     return "\n".join([*lines, *_admin_lines(settings), *_placeholder_lines(settings)])
 
 
@@ -79,3 +80,18 @@ def _warm_headroom_lines(settings: StackSettings) -> list[str]:
             f"  {row.pool:<22}{row.instance_type:<16}{row.warm_slots:>11}{row.slots_per_node:>11}{row.nodes_held:>11}"
         )
     return lines
+
+
+def _lab_lines(settings: StackSettings) -> list[str]:
+    if not settings.labs:
+        return []
+    lines = [
+        "",
+        f"Learning labs (GPU slots = ResourceQuota requests.nvidia.com/gpu; pools provide at most "
+        f"{max_schedulable_slots(settings)}):",
+        f"  {'lab':<22}{'GPU slots':>10}{'members':>10}",
+        *(f"  {lab.name:<22}{lab.gpu_slots:>10}{len(lab.members):>10}" for lab in settings.labs),
+        f"  {'total':<22}{sum(lab.gpu_slots for lab in settings.labs):>10}",
+    ]
+    warning = lab_slot_warning(settings)
+    return [*lines, *([f"  {warning}"] if warning else [])]

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from offline.config_files import read_stack_config, stacks_in
 from offline.plan import Plan
@@ -79,3 +80,36 @@ def stack_configs() -> dict[str, dict[str, str]]:
 def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The program in a scratch folder, so a test can add or rewrite stack files without touching the tree."""
     return copy_program(tmp_path_factory.mktemp("project"))
+
+
+# Neither shipped stack runs the managed GPU node group (staging keeps warm Karpenter headroom, prod scales
+# from zero), so the group is proven on a copy of staging that turns it on: one always-on g4dn.xlarge.
+MANAGED_GPU_GROUP = {
+    "enabled": True,
+    "instanceTypes": ["g4dn.xlarge"],
+    "capacityType": "ON_DEMAND",
+    "minSize": 1,
+    "desiredSize": 1,
+    "maxSize": 1,
+}
+
+
+@pytest.fixture(scope="session")
+def managed_group_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The program with a staging stack file whose managed GPU group is on (`MANAGED_GPU_GROUP`)."""
+    project = copy_program(tmp_path_factory.mktemp("managed-group"))
+    stack_file = yaml.safe_load((PROJECT_DIR / "Pulumi.staging.yaml").read_text(encoding="utf-8"))
+    stack_file["config"]["gpu-platform:gpuNodeGroup"] = MANAGED_GPU_GROUP
+    (project / "Pulumi.staging.yaml").write_text(yaml.safe_dump(stack_file, sort_keys=False), encoding="utf-8")
+    return project
+
+
+@pytest.fixture(scope="session")
+def managed_group_config(managed_group_project: Path) -> dict[str, str]:
+    """The flat config map of that staging copy."""
+    return dict(read_stack_config(managed_group_project, "staging").values)
+
+
+@pytest.fixture(scope="session")
+def managed_group_plan(managed_group_project: Path) -> Plan:
+    return synthesize("staging", managed_group_project / "out", managed_group_project)

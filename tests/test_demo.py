@@ -24,6 +24,7 @@ from components.device_plugin_manifests import (
     demo_namespace,
     demo_network_policy,
 )
+from components.lab_manifests import lab_namespace
 from components.settings import RESERVED_NAMESPACES, SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
@@ -165,7 +166,9 @@ def test_staging_plan_has_the_demo_after_the_device_plugin(staging_plan: Plan) -
     (deployment,) = staging_plan.objects("Deployment")
     (namespace,) = [ns for ns in staging_plan.objects("Namespace") if ns["metadata"]["name"] == STAGING.demo.namespace]
     assert deployment == place_demo_deployment(demo_deployment(STAGING.demo), STAGING)
-    assert namespace == demo_namespace(STAGING.demo, STAGING.kubernetes_version)
+    # Staging's demo runs in a lab: the lab's namespace, not one of its own.
+    (lab,) = [lab for lab in STAGING.labs if lab.name == STAGING.demo.namespace]
+    assert namespace == lab_namespace(lab, STAGING.kubernetes_version)
     assert demo_fits_one_managed_node(STAGING, deployment)
     (resource,) = staging_plan.of_type("kubernetes:apps/v1:Deployment")
     (component,) = staging_plan.of_type("gpu-platform:demo:DemoWorkload")
@@ -176,9 +179,7 @@ def test_staging_plan_has_the_demo_after_the_device_plugin(staging_plan: Plan) -
 
 def test_staging_plan_has_the_demo_network_policy_before_its_pods(staging_plan: Plan) -> None:
     (deployment,) = staging_plan.objects("Deployment")
-    (policy,) = [
-        p for p in staging_plan.objects("NetworkPolicy") if p["metadata"]["namespace"] == STAGING.demo.namespace
-    ]
+    (policy,) = [p for p in staging_plan.objects("NetworkPolicy") if p == demo_network_policy(STAGING.demo)]
     assert policy == demo_network_policy(STAGING.demo)
     assert deny_all_problems(policy, deployment) == []
     (component,) = staging_plan.of_type("gpu-platform:demo:DemoWorkload")
@@ -187,7 +188,11 @@ def test_staging_plan_has_the_demo_network_policy_before_its_pods(staging_plan: 
         for r in staging_plan.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
         if r["parent"] == component["urn"]
     ]
-    (namespace,) = [r for r in staging_plan.of_type("kubernetes:core/v1:Namespace") if r["parent"] == component["urn"]]
+    (namespace,) = [
+        r
+        for r in staging_plan.of_type("kubernetes:core/v1:Namespace")
+        if r["inputs"]["metadata"]["name"] == STAGING.demo.namespace
+    ]
     assert namespace["urn"] in resource["dependencies"]
     (deployment_resource,) = staging_plan.of_type("kubernetes:apps/v1:Deployment")
     assert resource["urn"] in deployment_resource["dependencies"]

@@ -10,6 +10,7 @@ import yaml
 from components.constants import DEVICE_PLUGIN_IMAGE, GPU_LABEL_KEY, GPU_RESOURCE, GPU_TAINT
 from components.device_plugin_config import parse_config
 from components.device_plugin_manifests import CHECKSUM_ANNOTATION, PLUGIN_APP, config_checksum
+from components.lab_manifests import LAB_LABEL_KEY
 from components.settings import StackSettings, load_settings
 from offline.plan import Plan
 from tests.k8s_validation import (
@@ -185,7 +186,8 @@ def test_every_workload_has_exactly_one_deny_all_network_policy(
 ) -> None:
     """staging: one per plugin profile plus the demo's; prod: one per plugin profile and no demo."""
     plan = plans[stack]
-    policies = plan.objects("NetworkPolicy")
+    # Lab namespaces' own fences (tests/test_labs.py) are not per-workload policies.
+    policies = [p for p in plan.objects("NetworkPolicy") if LAB_LABEL_KEY not in p["metadata"]["labels"]]
     expected = len(settings[stack].sharing_profiles) + (1 if settings[stack].demo.enabled else 0)
     assert len(policies) == len(workloads(plan)) == expected
     for policy in policies:
@@ -206,12 +208,14 @@ def test_every_workload_has_exactly_one_deny_all_network_policy(
 def test_network_policies_are_children_created_before_their_pods(stack: str, plans: dict[str, Plan]) -> None:
     plan = plans[stack]
     parents = {r["urn"] for r in [*plan.of_type(PLUGIN_TYPE), *plan.of_type(DEMO_TYPE)]}
-    assert {r["parent"] for r in plan.of_type(NETWORK_POLICY)} == parents
+    labs = {r["urn"] for r in plan.of_type("gpu-platform:labs:Labs")}
+    workload_policies = [r for r in plan.of_type(NETWORK_POLICY) if r["parent"] not in labs]
+    assert {r["parent"] for r in workload_policies} == parents
     for workload in [*plan.of_type("kubernetes:apps/v1:DaemonSet"), *plan.of_type("kubernetes:apps/v1:Deployment")]:
         labels = workload["inputs"]["spec"]["template"]["metadata"]["labels"]
         (policy,) = [
             r["urn"]
-            for r in plan.of_type(NETWORK_POLICY)
+            for r in workload_policies
             if r["inputs"]["metadata"]["namespace"] == workload["inputs"]["metadata"]["namespace"]
             and selects(r["inputs"], labels)
         ]

@@ -30,7 +30,7 @@ from components.settings import SUPPORTED_KUBERNETES_VERSIONS, SettingsError, St
 from offline.mocks import availability_zones
 from offline.plan import Plan
 from offline.project_copy import copy_program
-from tests.conftest import PROJECT_DIR, STACKS, run_synth, synthesize
+from tests.conftest import MANAGED_GPU_GROUP, PROJECT_DIR, STACKS, run_synth
 from tests.k8s_validation import pod_can_land_on, validate_core_object
 from tests.test_settings import _merged
 
@@ -76,11 +76,11 @@ def test_every_supported_kubernetes_version_has_its_release_patch() -> None:
 
 
 def test_managed_gpu_group_runs_the_ami_release_karpenter_pins(
-    staging_plan: Plan, stack_configs: dict[str, dict[str, str]]
+    managed_group_plan: Plan, managed_group_config: dict[str, str]
 ) -> None:
-    settings = _settings(stack_configs, "staging")
-    group = staging_plan.one(MANAGED_NODE_GROUP, GPU_GROUP_NAME)["inputs"]
-    (node_class,) = staging_plan.objects("EC2NodeClass")
+    settings = load_settings(managed_group_config)
+    group = managed_group_plan.one(MANAGED_NODE_GROUP, GPU_GROUP_NAME)["inputs"]
+    (node_class,) = managed_group_plan.objects("EC2NodeClass")
     (alias,) = [term["alias"] for term in node_class["spec"]["amiSelectorTerms"]]
     karpenter_date = alias.removeprefix("al2023@v")
     assert group["releaseVersion"] == f"{AL2023_AMI_KUBERNETES_PATCH[settings.kubernetes_version]}-{karpenter_date}"
@@ -109,21 +109,23 @@ def test_no_iam_oidc_provider_without_irsa(plans: dict[str, Plan], stack: str) -
 
 
 def test_a_managed_gpu_group_that_never_scales_is_rejected(stack_configs: dict[str, dict[str, str]]) -> None:
-    config = _merged(stack_configs["staging"], "gpu-platform:gpuNodeGroup", {"minSize": 0, "desiredSize": 0})
+    config = _merged(
+        stack_configs["staging"], "gpu-platform:gpuNodeGroup", {**MANAGED_GPU_GROUP, "minSize": 0, "desiredSize": 0}
+    )
     with pytest.raises(SettingsError) as caught:
         load_settings(config)
     [(path, message)] = caught.value.problems
     assert path == "gpu-platform:gpuNodeGroup"
     assert "never scales" in message and "cluster-autoscaler" in message and "enabled: false" in message
     # Disabled, the same sizes are fine; enabled with a floor of one as well.
-    load_settings(_merged(config, "gpu-platform:gpuNodeGroup", {"enabled": False}))
+    load_settings(_merged(config, "gpu-platform:gpuNodeGroup", {"enabled": False, "minSize": 0, "desiredSize": 0}))
     load_settings(_merged(config, "gpu-platform:gpuNodeGroup", {"desiredSize": 1}))
 
 
 def test_the_synth_exits_2_on_a_never_scaling_group(tmp_path: Path) -> None:
     copy_program(tmp_path)
     stack_file = yaml.safe_load((PROJECT_DIR / "Pulumi.staging.yaml").read_text(encoding="utf-8"))
-    stack_file["config"]["gpu-platform:gpuNodeGroup"].update({"minSize": 0, "desiredSize": 0})
+    stack_file["config"]["gpu-platform:gpuNodeGroup"] = {**MANAGED_GPU_GROUP, "minSize": 0, "desiredSize": 0}
     (tmp_path / "Pulumi.broken.yaml").write_text(yaml.safe_dump(stack_file), encoding="utf-8")
     result = run_synth("broken", tmp_path / "out", tmp_path)
     assert result.returncode == 2, result.stderr
@@ -173,10 +175,11 @@ def test_readme_says_budget_schedules_are_utc() -> None:
 # --- 5. the demo neither holds `up` nor buys a second GPU node ---------------------------------------
 
 
-def test_staging_demo_skips_the_await_and_is_pinned_to_the_managed_gpu_nodes(
-    staging_plan: Plan, stack_configs: dict[str, dict[str, str]]
+def test_the_demo_skips_the_await_and_is_pinned_to_the_managed_gpu_nodes(
+    managed_group_plan: Plan, managed_group_config: dict[str, str]
 ) -> None:
-    settings = _settings(stack_configs, "staging")
+    settings = load_settings(managed_group_config)
+    staging_plan = managed_group_plan
     (deployment,) = staging_plan.objects("Deployment")
     assert deployment["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
     assert validate_core_object(deployment, settings.kubernetes_version) == []
@@ -193,8 +196,8 @@ def test_staging_demo_skips_the_await_and_is_pinned_to_the_managed_gpu_nodes(
     assert group["urn"] in resource["dependencies"]
 
 
-def test_more_demo_pods_than_managed_slots_only_prefer_the_group(stack_configs: dict[str, dict[str, str]]) -> None:
-    settings = load_settings(_merged(stack_configs["staging"], "gpu-platform:demo", {"replicas": 4}))
+def test_more_demo_pods_than_managed_slots_only_prefer_the_group(managed_group_config: dict[str, str]) -> None:
+    settings = load_settings(_merged(managed_group_config, "gpu-platform:demo", {"replicas": 4}))
     affinity = demo_affinity(settings)
     assert affinity is not None
     node_affinity = affinity["nodeAffinity"]
@@ -205,18 +208,9 @@ def test_more_demo_pods_than_managed_slots_only_prefer_the_group(stack_configs: 
     assert validate_core_object(placed, settings.kubernetes_version) == []
 
 
-def test_without_the_managed_group_the_demo_goes_to_karpenter_without_waiting(tmp_path: Path) -> None:
-    """Staging with its managed GPU group disabled (as warm headroom may do): no pin, no node-group dependency."""
-    copy_program(tmp_path)
-    stack_file = (PROJECT_DIR / "Pulumi.staging.yaml").read_text(encoding="utf-8")
-    assert "gpu-platform:gpuNodeGroup:\n    enabled: true" in stack_file
-    (tmp_path / "Pulumi.staging.yaml").write_text(
-        stack_file.replace(
-            "gpu-platform:gpuNodeGroup:\n    enabled: true", "gpu-platform:gpuNodeGroup:\n    enabled: false"
-        ),
-        encoding="utf-8",
-    )
-    plan = synthesize("staging", tmp_path / "out", tmp_path)
+def test_without_the_managed_group_the_demo_goes_to_karpenter_without_waiting(staging_plan: Plan) -> None:
+    """Staging runs no managed GPU group (warm headroom instead): no pin, no node-group dependency."""
+    plan = staging_plan
     (deployment,) = plan.objects("Deployment")
     assert deployment["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
     spec = deployment["spec"]["template"]["spec"]

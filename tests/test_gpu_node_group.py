@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from components.constants import (
     GPU_TAINT_EFFECT_EKS,
@@ -24,8 +22,7 @@ from components.gpu_node_group import GPU_AMI_TYPE
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
-from offline.project_copy import copy_program
-from tests.conftest import PROJECT_DIR, STACKS, synthesize
+from tests.conftest import PROJECT_DIR, STACKS
 from tests.test_gpu_bootstrap import mime_parts, node_config_of, shell_part_of
 
 COMPONENT = "gpu-platform:gpu:GpuNodeGroup"
@@ -65,34 +62,16 @@ def mock_id(resource: dict[str, Any]) -> str:
 MANAGED_GROUP_STACKS = [
     s for s in STACKS if load_settings(read_stack_config(PROJECT_DIR, s).values).gpu_node_group.enabled
 ]
-MANAGED_GROUP = {
-    "enabled": True,
-    "instanceTypes": ["g4dn.xlarge"],
-    "capacityType": "ON_DEMAND",
-    "minSize": 1,
-    "desiredSize": 1,
-    "maxSize": 1,
-}
 
 
 @pytest.fixture(scope="module")
-def managed_group_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The program with a staging stack file whose managed GPU group is on."""
-    project = copy_program(tmp_path_factory.mktemp("managed-group"))
-    stack_file = yaml.safe_load((PROJECT_DIR / "Pulumi.staging.yaml").read_text(encoding="utf-8"))
-    stack_file["config"]["gpu-platform:gpuNodeGroup"] = MANAGED_GROUP
-    (project / "Pulumi.staging.yaml").write_text(yaml.safe_dump(stack_file, sort_keys=False), encoding="utf-8")
-    return project
+def plan(managed_group_plan: Plan) -> Plan:
+    return managed_group_plan
 
 
 @pytest.fixture(scope="module")
-def plan(managed_group_project: Path) -> Plan:
-    return synthesize("staging", managed_group_project / "out", managed_group_project)
-
-
-@pytest.fixture(scope="module")
-def settings(managed_group_project: Path) -> StackSettings:
-    return load_settings(read_stack_config(managed_group_project, "staging").values)
+def settings(managed_group_config: dict[str, str]) -> StackSettings:
+    return load_settings(managed_group_config)
 
 
 def test_component_has_exactly_its_children(plan: Plan) -> None:

@@ -30,7 +30,8 @@ def test_vcpus_of_the_catalog_sizes() -> None:
 def test_gpu_limit_binds_before_cpu_limit(stack_configs: dict[str, dict[str, str]]) -> None:
     """8 GPUs of g4dn.xlarge (4 vCPUs per GPU) = 32 vCPUs < cpuLimit 96; plus 2 managed g4dn.2xlarge = 16."""
     pool = {"name": "t4", "instanceTypes": ["g4dn.xlarge"], "gpuLimit": 8, "cpuLimit": 96}
-    settings = _stack(stack_configs["staging"], {"instanceTypes": ["g4dn.2xlarge"], "maxSize": 2}, [pool])
+    group = {"enabled": True, "instanceTypes": ["g4dn.2xlarge"], "minSize": 1, "desiredSize": 1, "maxSize": 2}
+    settings = _stack(stack_configs["staging"], group, [pool])
     assert quota_needs(settings) == [QuotaNeed(*ON_DEMAND_G, vcpus=32 + 16)]
 
 

@@ -60,10 +60,10 @@ def _first(plans: dict[str, Plan], type_token: str) -> dict[str, Any]:
     return copy.deepcopy(resources[0]["inputs"])
 
 
-def _gpu_node_group(plans: dict[str, Plan]) -> dict[str, Any]:
-    groups = [r for plan in plans.values() for r in plan.of_type(rules.MANAGED_NODE_GROUP)]
+def _gpu_node_group(plan: Plan) -> dict[str, Any]:
+    groups = plan.of_type(rules.MANAGED_NODE_GROUP)
     gpu = [r for r in groups if "NVIDIA" in r["inputs"].get("amiType", "")]
-    assert gpu, "no GPU managed node group in the plans"
+    assert gpu, "no GPU managed node group in the plan"
     return copy.deepcopy(gpu[0]["inputs"])
 
 
@@ -130,8 +130,8 @@ def test_each_rule_catches_a_broken_plan_resource(
     assert rule in found and any(fragment in message for message in found[rule]), found
 
 
-def test_gpu_node_group_without_the_taint_is_caught(plans: dict[str, Plan]) -> None:
-    props = _gpu_node_group(plans)
+def test_gpu_node_group_without_the_taint_is_caught(managed_group_plan: Plan) -> None:
+    props = _gpu_node_group(managed_group_plan)
     assert rules.gpu_nodes_tainted(rules.MANAGED_NODE_GROUP, props) == []
     props["taints"] = [t for t in props["taints"] if t["key"] != GPU_TAINT_KEY]
     assert rules.gpu_nodes_tainted(rules.MANAGED_NODE_GROUP, props)
@@ -140,9 +140,9 @@ def test_gpu_node_group_without_the_taint_is_caught(plans: dict[str, Plan]) -> N
     assert GPU_TAINT["effect"] != GPU_TAINT_EFFECT_EKS and rules.gpu_nodes_tainted(rules.MANAGED_NODE_GROUP, props)
 
 
-def test_gpu_node_group_is_recognised_by_instance_type_alone(plans: dict[str, Plan]) -> None:
+def test_gpu_node_group_is_recognised_by_instance_type_alone(managed_group_plan: Plan) -> None:
     """A custom AMI (no amiType) on GPU instances is still a GPU node group."""
-    props = _gpu_node_group(plans)
+    props = _gpu_node_group(managed_group_plan)
     props.pop("amiType")
     props["taints"] = []
     assert rules.gpu_nodes_tainted(rules.MANAGED_NODE_GROUP, props)

@@ -149,7 +149,15 @@ def test_resources_are_in_program_order(staging_plan: Plan) -> None:
     """Registration order is the order __main__.py constructs things, not the order inputs resolve."""
     components = [r["name"] for r in staging_plan.resources if r["type"].startswith("gpu-platform:")]
     # Staging has no managed GPU node group (warm Karpenter headroom instead; README "Warm GPU headroom").
-    assert components == ["network", "cluster", "karpenter", "nvidia-device-plugin", "learning-lab", "observability"]
+    assert components == [
+        "network",
+        "cluster",
+        "karpenter",
+        "nvidia-device-plugin",
+        "labs",
+        "learning-lab",
+        "observability",
+    ]
     names = [r["name"] for r in staging_plan.resources]
     assert names[:2] == ["network", "network-vpc"]
     assert names.index("cluster-secrets") < names.index("cluster-eks") < names.index("cluster-system")

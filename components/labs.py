@@ -1,0 +1,104 @@
+"""Learning labs and the GPU admission guard: namespaces, quotas, fences, members' EKS access.
+
+Objects are rendered by `components.lab_manifests` and `components.gpu_admission_policy`; this
+component only creates them. Members get an EKS access entry and `AmazonEKSEditPolicy` scoped to
+their labs' namespaces (`accessScope.type: namespace`), never the cluster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from components import gpu_admission_policy, lab_manifests
+from components.access_entries import principal_slug
+from components.settings import StackSettings
+
+_NAMESPACED_KINDS: dict[str, Any] = {
+    "ResourceQuota": k8s.core.v1.ResourceQuota,
+    "LimitRange": k8s.core.v1.LimitRange,
+    "NetworkPolicy": k8s.networking.v1.NetworkPolicy,
+}
+
+
+@dataclass(frozen=True)
+class LabsArgs:
+    settings: StackSettings
+    k8s_provider: k8s.Provider
+    # The EKS cluster's name as an output, so access entries wait for the cluster.
+    eks_cluster_name: pulumi.Input[str]
+
+
+class Labs(pulumi.ComponentResource):
+    namespaces: dict[str, k8s.core.v1.Namespace]
+    admission_policy: k8s.admissionregistration.v1.ValidatingAdmissionPolicy
+
+    def __init__(self, name: str, args: LabsArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-platform:labs:Labs", name, None, opts)
+        settings = args.settings
+        child = pulumi.ResourceOptions(parent=self, provider=args.k8s_provider)
+
+        self.admission_policy = self._admission_guard(name, child)
+        self.namespaces = {}
+        for lab in settings.labs:
+            namespace, *namespaced = lab_manifests.lab_objects(lab, settings.kubernetes_version)
+            ns = k8s.core.v1.Namespace(f"{name}-{lab.name}", metadata=namespace["metadata"], opts=child)
+            self.namespaces[lab.name] = ns
+            in_namespace = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[ns]))
+            for obj in namespaced:
+                resource_class = _NAMESPACED_KINDS[obj["kind"]]
+                resource_class(
+                    f"{name}-{lab.name}-{obj['metadata']['name']}",
+                    metadata=obj["metadata"],
+                    spec=obj["spec"],
+                    opts=in_namespace,
+                )
+        self._member_access(name, args)
+        self.register_outputs({"labs": list(self.namespaces), "admissionPolicy": self.admission_policy.metadata.name})
+
+    def _admission_guard(
+        self, name: str, child: pulumi.ResourceOptions
+    ) -> k8s.admissionregistration.v1.ValidatingAdmissionPolicy:
+        """Both guard policies, each binding created after its policy; returns the pod policy."""
+        created: list[k8s.admissionregistration.v1.ValidatingAdmissionPolicy] = []
+        for obj in gpu_admission_policy.admission_objects():
+            resource_name = f"{name}-{obj['metadata']['name']}"
+            if obj["kind"] == "ValidatingAdmissionPolicy":
+                created.append(
+                    k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+                        resource_name, metadata=obj["metadata"], spec=obj["spec"], opts=child
+                    )
+                )
+            else:
+                k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+                    resource_name,
+                    metadata=obj["metadata"],
+                    spec=obj["spec"],
+                    opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[created[-1]])),
+                )
+        return created[0]
+
+    def _member_access(self, name: str, args: LabsArgs) -> None:
+        """One access entry per member (keyed by ARN, not list position), edit rights in its labs only."""
+        for member, namespaces in lab_manifests.lab_access_scopes(list(args.settings.labs)).items():
+            slug = principal_slug(member)
+            entry = aws.eks.AccessEntry(
+                f"{name}-member-{slug}",
+                cluster_name=args.eks_cluster_name,
+                principal_arn=member,
+                type="STANDARD",
+                tags=args.settings.tags,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            aws.eks.AccessPolicyAssociation(
+                f"{name}-member-{slug}-edit",
+                cluster_name=args.eks_cluster_name,
+                principal_arn=member,
+                policy_arn=lab_manifests.LAB_ACCESS_POLICY_ARN,
+                access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="namespace", namespaces=namespaces),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]),
+            )

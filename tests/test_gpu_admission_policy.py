@@ -1,0 +1,416 @@
+"""The GPU admission guard, evaluated offline the way the kube-apiserver would admit or deny a pod.
+
+`admit` applies the policy's and the binding's namespace selectors, then runs every validation's CEL
+(common-expression-language) with the variables a ValidatingAdmissionPolicy sees: `object`,
+`oldObject`, `request` and `namespaceObject`. The table covers every rule in lab, non-lab and system
+namespaces, init and ephemeral containers, key-less `Exists` tolerations and `void`/`none`.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import cel
+import pytest
+from cel.stdlib import add_stdlib_to_context
+
+from components.constants import (
+    GPU_ENABLED_NAMESPACE_LABEL,
+    GPU_RESOURCE,
+    GPU_TAINT,
+    PLATFORM_SYSTEM_NAMESPACES,
+    SYSTEM_NAMESPACE,
+)
+from components.device_plugin_manifests import demo_deployment, device_plugin_objects
+from components.gpu_admission_policy import (
+    admission_objects,
+    admission_policy,
+    admission_policy_binding,
+    validations,
+    workload_admission_policy,
+)
+from components.lab_manifests import lab_namespace
+from components.settings import GpuSharingSettings, LabSettings, StackSettings, load_settings
+from offline.plan import Plan
+from tests.k8s_validation import validate_core_object
+
+LAB = lab_namespace(LabSettings(name="vision-lab", gpu_slots=4), "1.35")
+OTHER: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-apps", "labels": {}}}
+SYSTEM: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NAMESPACE, "labels": {}}}
+NAMESPACES = {ns["metadata"]["name"]: ns for ns in (LAB, OTHER, SYSTEM)}
+NON_SYSTEM = ("vision-lab", "team-apps")
+POLICY_TYPE = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+BINDING_TYPE = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
+
+MESSAGES = {
+    "env": validations()[0]["message"],
+    "opt-out": validations()[1]["message"],
+    "namespace": validations()[2]["message"],
+    "privileged": validations()[3]["message"],
+    "node-name": validations()[4]["message"],
+}
+
+
+def _with_name_label(namespace: dict[str, Any]) -> dict[str, Any]:
+    """The apiserver labels every namespace with its own name (kubernetes.io/metadata.name)."""
+    ns = copy.deepcopy(namespace)
+    ns["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = ns["metadata"]["name"]
+    return ns
+
+
+def _selector_matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    for expression in selector.get("matchExpressions", []):
+        present = expression["key"] in labels and labels[expression["key"]] in expression["values"]
+        if (expression["operator"] == "In") != present:
+            return False
+    return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
+
+
+def _context(variables: dict[str, Any]) -> cel.Context:
+    context = cel.Context(variables=variables)
+    add_stdlib_to_context(context)
+    return context
+
+
+def admit(
+    pod: dict[str, Any],
+    namespace: str,
+    operation: str = "CREATE",
+    namespace_object: dict[str, Any] | None = None,
+    policy: dict[str, Any] | None = None,
+) -> list[str]:
+    """Denial messages for `pod` (or a workload, with its policy) (empty: admitted)."""
+    ns = _with_name_label(namespace_object or NAMESPACES[namespace])
+    labels = ns["metadata"]["labels"]
+    policy = policy or admission_policy()
+    binding = next(o for o in admission_objects() if o["spec"].get("policyName") == policy["metadata"]["name"])
+    if not _selector_matches(policy["spec"]["matchConstraints"]["namespaceSelector"], labels):
+        return []
+    if not _selector_matches(binding["spec"]["matchResources"]["namespaceSelector"], labels):
+        return []
+    obj = {**pod, "metadata": {**pod.get("metadata", {}), "namespace": namespace}}
+    variables = {
+        "object": obj,
+        "oldObject": obj if operation == "UPDATE" else None,
+        "request": {"operation": operation, "namespace": namespace},
+        "namespaceObject": ns,
+    }
+    # VAP variables are evaluated in order, each seeing the ones before it.
+    computed: dict[str, Any] = {}
+    for variable in policy["spec"]["variables"]:
+        computed[variable["name"]] = cel.compile(variable["expression"]).execute(
+            _context({**variables, "variables": computed})
+        )
+    denied = []
+    for validation in policy["spec"]["validations"]:
+        context = _context({**variables, "variables": computed})
+        if cel.compile(validation["expression"]).execute(context) is not True:
+            denied.append(validation["message"])
+    return denied
+
+
+# --- pods ------------------------------------------------------------------------------------------
+
+GPU_TOLERATION = {"key": GPU_TAINT["key"], "operator": "Equal", "value": GPU_TAINT["value"], "effect": "NoSchedule"}
+GPU_LIMITS = {"limits": {GPU_RESOURCE: "1"}}
+
+
+def container(name: str = "main", *, gpu: bool = False, env: list[Any] | None = None, **extra: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {"name": name, "image": "docker.io/library/python:3.12", **extra}
+    if gpu:
+        spec["resources"] = GPU_LIMITS
+    if env is not None:
+        spec["env"] = env
+    return spec
+
+
+def pod(*containers: dict[str, Any], tolerations: list[Any] | None = None, **spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"containers": list(containers) or [container()], **spec}
+    if tolerations is not None:
+        body["tolerations"] = tolerations
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": body}
+
+
+def visible(value: str) -> list[dict[str, str]]:
+    return [{"name": "NVIDIA_VISIBLE_DEVICES", "value": value}]
+
+
+GPU_POD = pod(container(gpu=True), tolerations=[GPU_TOLERATION])
+PRIVILEGED: dict[str, Any] = {"securityContext": {"privileged": True}}
+
+ADMITTED: dict[str, tuple[dict[str, Any], str]] = {
+    "plain pod, non-lab": (pod(), "team-apps"),
+    "plain pod, lab": (pod(), "vision-lab"),
+    "GPU pod in its lab": (GPU_POD, "vision-lab"),
+    "GPU pod tolerating by key only (Exists)": (
+        pod(container(gpu=True), tolerations=[{"key": GPU_TAINT["key"], "operator": "Exists"}]),
+        "vision-lab",
+    ),
+    "GPU pod with a sidecar that opts out (void)": (
+        pod(container(gpu=True), container("sidecar", env=visible("void")), tolerations=[GPU_TOLERATION]),
+        "vision-lab",
+    ),
+    "GPU pod with an init container that opts out (none)": (
+        pod(container(gpu=True), tolerations=[GPU_TOLERATION], initContainers=[container("init", env=visible("none"))]),
+        "vision-lab",
+    ),
+    "NVIDIA_VISIBLE_DEVICES=void off GPU nodes": (pod(container(env=visible("void"))), "team-apps"),
+    "privileged pod that does not tolerate the GPU taint": (pod(container(**PRIVILEGED)), "team-apps"),
+    "key-less Exists for NoExecute only does not tolerate NoSchedule": (
+        pod(tolerations=[{"operator": "Exists", "effect": "NoExecute"}]),
+        "team-apps",
+    ),
+    "other taints tolerated": (pod(tolerations=[{"key": "dedicated", "operator": "Exists"}]), "team-apps"),
+    "a bound pod is updated (nodeName set by the scheduler)": (pod(nodeName="ip-10-0-0-1"), "team-apps"),
+    "system namespace: every GPU, privileged, by hand": (
+        pod(container(env=visible("all"), **PRIVILEGED), tolerations=[{"operator": "Exists"}], nodeName="n"),
+        SYSTEM_NAMESPACE,
+    ),
+}
+UPDATES = {"a bound pod is updated (nodeName set by the scheduler)"}
+
+DENIED: dict[str, tuple[dict[str, Any], str, set[str]]] = {
+    **{
+        f"NVIDIA_VISIBLE_DEVICES=all in a container, {ns}": (pod(container(env=visible("all"))), ns, {"env"})
+        for ns in NON_SYSTEM
+    },
+    **{
+        f"NVIDIA_VISIBLE_DEVICES by index in an init container, {ns}": (
+            pod(initContainers=[container("init", env=visible("0,1"))]),
+            ns,
+            {"env"},
+        )
+        for ns in NON_SYSTEM
+    },
+    "NVIDIA_VISIBLE_DEVICES=all in an ephemeral container of a GPU pod": (
+        pod(
+            container(gpu=True),
+            tolerations=[GPU_TOLERATION],
+            ephemeralContainers=[container("debug", env=visible("all"))],
+        ),
+        "vision-lab",
+        {"env", "opt-out"},
+    ),
+    "NVIDIA_VISIBLE_DEVICES from a ConfigMap (valueFrom)": (
+        pod(
+            container(
+                env=[
+                    {
+                        "name": "NVIDIA_VISIBLE_DEVICES",
+                        "valueFrom": {"configMapKeyRef": {"name": "x", "key": "void"}},
+                    }
+                ]
+            )
+        ),
+        "team-apps",
+        {"env"},
+    ),
+    "GPU toleration outside a lab": (GPU_POD, "team-apps", {"namespace"}),
+    "key-less Exists toleration outside a lab": (
+        pod(container(gpu=True), tolerations=[{"operator": "Exists"}]),
+        "team-apps",
+        {"namespace"},
+    ),
+    "key-less Exists toleration for NoSchedule outside a lab": (
+        pod(container(gpu=True), tolerations=[{"key": "", "operator": "Exists", "effect": "NoSchedule"}]),
+        "team-apps",
+        {"namespace"},
+    ),
+    "GPU pod whose container requests no GPU (CUDA image ENV sees all)": (
+        pod(container(), tolerations=[GPU_TOLERATION]),
+        "vision-lab",
+        {"opt-out"},
+    ),
+    "GPU pod with a sidecar that requests no GPU": (
+        pod(container(gpu=True), container("sidecar"), tolerations=[GPU_TOLERATION]),
+        "vision-lab",
+        {"opt-out"},
+    ),
+    "GPU pod whose init container requests no GPU": (
+        pod(container(gpu=True), tolerations=[GPU_TOLERATION], initContainers=[container("init")]),
+        "vision-lab",
+        {"opt-out"},
+    ),
+    "privileged GPU container in a lab": (
+        pod(container(gpu=True, **PRIVILEGED), tolerations=[GPU_TOLERATION]),
+        "vision-lab",
+        {"privileged"},
+    ),
+    "privileged init container in a GPU pod": (
+        pod(
+            container(gpu=True),
+            tolerations=[GPU_TOLERATION],
+            initContainers=[container("init", env=visible("void"), **PRIVILEGED)],
+        ),
+        "vision-lab",
+        {"privileged"},
+    ),
+    "privileged ephemeral container in a GPU pod": (
+        pod(
+            container(gpu=True),
+            tolerations=[GPU_TOLERATION],
+            ephemeralContainers=[container("debug", env=visible("none"), **PRIVILEGED)],
+        ),
+        "vision-lab",
+        {"privileged"},
+    ),
+    "privileged GPU pod outside a lab: both rules": (
+        pod(container(gpu=True, **PRIVILEGED), tolerations=[{"operator": "Exists"}]),
+        "team-apps",
+        {"namespace", "privileged"},
+    ),
+    **{f"pod created with nodeName, {ns}": (pod(nodeName="ip-10-0-0-1"), ns, {"node-name"}) for ns in NON_SYSTEM},
+}
+
+
+@pytest.mark.parametrize("case", sorted(ADMITTED))
+def test_the_guard_admits(case: str) -> None:
+    body, namespace = ADMITTED[case]
+    assert admit(body, namespace, "UPDATE" if case in UPDATES else "CREATE") == []
+
+
+@pytest.mark.parametrize("case", sorted(DENIED))
+def test_the_guard_denies_with_a_message_that_says_what_to_change(case: str) -> None:
+    body, namespace, rules = DENIED[case]
+    assert set(admit(body, namespace)) == {MESSAGES[rule] for rule in rules}
+
+
+def test_the_system_namespace_exemption_is_what_admits_the_system_case() -> None:
+    body, _ = ADMITTED["system namespace: every GPU, privileged, by hand"]
+    assert set(admit(body, "team-apps")) == set(MESSAGES.values())
+
+
+def test_updates_are_checked_too() -> None:
+    assert admit(pod(container(env=visible("all"))), "vision-lab", "UPDATE") == [MESSAGES["env"]]
+
+
+# --- the platform's own pods ---------------------------------------------------------------------
+
+
+def _pod_of(workload: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": workload["spec"]["template"]["spec"]}
+
+
+@pytest.mark.parametrize("strategy", ["time-slicing", "mps"])
+def test_device_plugin_and_mps_daemon_pass_in_their_namespace_and_only_there(strategy: str) -> None:
+    objects = device_plugin_objects(GpuSharingSettings(strategy=strategy, replicas=4))
+    daemon_sets = objects.daemon_sets
+    assert any("mps" in ds["metadata"]["name"] for ds in daemon_sets) == (strategy == "mps")
+    for daemon_set in daemon_sets:
+        assert daemon_set["metadata"]["namespace"] in PLATFORM_SYSTEM_NAMESPACES
+        assert admit(_pod_of(daemon_set), daemon_set["metadata"]["namespace"]) == []
+        # They use every GPU on purpose: the same pods anywhere else are denied.
+        assert admit(_pod_of(daemon_set), "vision-lab") != []
+
+
+@pytest.fixture(scope="module")
+def settings(stack_configs: dict[str, dict[str, str]]) -> dict[str, StackSettings]:
+    return {stack: load_settings(config) for stack, config in stack_configs.items()}
+
+
+def test_every_daemon_set_and_the_demo_in_both_plans_pass(plans: dict[str, Plan]) -> None:
+    for stack, plan in plans.items():
+        assert plan.objects("DaemonSet"), stack
+        created = {ns["metadata"]["name"]: ns for ns in plan.objects("Namespace")}
+        for workload in plan.objects("DaemonSet") + plan.objects("Deployment"):
+            name = workload["metadata"]["namespace"]
+            namespace = created.get(name, {"metadata": {"name": name, "labels": {}}})
+            assert admit(_pod_of(workload), name, namespace_object=namespace) == [], (stack, workload["metadata"])
+            policy = workload_admission_policy()
+            assert admit(workload, name, namespace_object=namespace, policy=policy) == [], (stack, workload["metadata"])
+
+
+def test_the_demo_pods_pass_in_their_lab(settings: dict[str, StackSettings]) -> None:
+    demo = settings["staging"].demo
+    deployment = demo_deployment(demo)
+    assert admit(_pod_of(deployment), "vision-lab") == []
+    assert admit(_pod_of(deployment), "team-apps") == [MESSAGES["namespace"]]
+
+
+# --- the objects -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.36"])
+def test_policy_and_binding_are_strict_valid(version: str) -> None:
+    assert validate_core_object(admission_policy(), version) == []
+    assert validate_core_object(admission_policy_binding(), version) == []
+
+
+def test_policy_denies_and_fails_closed() -> None:
+    policy, binding = admission_policy(), admission_policy_binding()
+    assert policy["spec"]["failurePolicy"] == "Fail"
+    assert binding["spec"]["validationActions"] == ["Deny"]
+    assert binding["spec"]["policyName"] == policy["metadata"]["name"]
+    (rule,) = policy["spec"]["matchConstraints"]["resourceRules"]
+    assert set(rule["operations"]) == {"CREATE", "UPDATE"}
+    assert set(rule["resources"]) == {"pods", "pods/ephemeralcontainers"}
+
+
+def test_both_plans_carry_the_guard(plans: dict[str, Plan]) -> None:
+    expected = admission_objects()
+    for stack, plan in plans.items():
+        found = plan.objects("ValidatingAdmissionPolicy") + plan.objects("ValidatingAdmissionPolicyBinding")
+        assert sorted(found, key=str) == sorted(expected, key=str), stack
+        bindings = {r["inputs"]["metadata"]["name"]: r for r in plan.of_type(BINDING_TYPE)}
+        for policy in plan.of_type(POLICY_TYPE):
+            assert policy["urn"] in bindings[policy["inputs"]["metadata"]["name"]]["dependencies"]
+
+
+# --- workload controllers --------------------------------------------------------------------------
+
+
+def deployment(body: dict[str, Any]) -> dict[str, Any]:
+    template = {"metadata": {"labels": {"app": "x"}}, "spec": body["spec"]}
+    spec = {"selector": {"matchLabels": {"app": "x"}}, "template": template}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": spec}
+
+
+def cron_job(body: dict[str, Any]) -> dict[str, Any]:
+    job = {"template": {"spec": {**body["spec"], "restartPolicy": "Never"}}}
+    spec = {"schedule": "@daily", "jobTemplate": {"spec": job}}
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"}, "spec": spec}
+
+
+# Ephemeral containers and bound pods exist only on pods, never in templates.
+TEMPLATE_DENIED = sorted(c for c in DENIED if "ephemeral" not in c)
+TEMPLATE_ADMITTED = sorted(c for c in ADMITTED if c not in UPDATES)
+
+
+@pytest.mark.parametrize("wrap", [deployment, cron_job])
+@pytest.mark.parametrize("case", TEMPLATE_DENIED)
+def test_workload_templates_are_denied_like_pods(case: str, wrap: Any) -> None:
+    body, namespace, rules = DENIED[case]
+    denied = admit(wrap(body), namespace, policy=workload_admission_policy())
+    assert set(denied) == {MESSAGES[rule] for rule in rules}
+
+
+@pytest.mark.parametrize("wrap", [deployment, cron_job])
+@pytest.mark.parametrize("case", TEMPLATE_ADMITTED)
+def test_workload_templates_are_admitted_like_pods(case: str, wrap: Any) -> None:
+    body, namespace = ADMITTED[case]
+    assert admit(wrap(body), namespace, policy=workload_admission_policy()) == []
+
+
+def test_workload_policy_covers_the_controllers() -> None:
+    rules = workload_admission_policy()["spec"]["matchConstraints"]["resourceRules"]
+    covered = {(group, resource) for rule in rules for group in rule["apiGroups"] for resource in rule["resources"]}
+    assert covered == {
+        ("apps", "deployments"),
+        ("apps", "replicasets"),
+        ("apps", "statefulsets"),
+        ("apps", "daemonsets"),
+        ("batch", "jobs"),
+        ("batch", "cronjobs"),
+    }
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.36"])
+def test_every_guard_object_is_strict_valid(version: str) -> None:
+    for obj in admission_objects():
+        assert validate_core_object(obj, version) == [], obj["metadata"]["name"]
+
+
+def test_lab_namespaces_are_gpu_enabled() -> None:
+    assert LAB["metadata"]["labels"][GPU_ENABLED_NAMESPACE_LABEL] == "true"
+    assert GPU_ENABLED_NAMESPACE_LABEL not in OTHER["metadata"]["labels"]

@@ -1,0 +1,263 @@
+"""Learning labs: config rules, the per-lab Kubernetes objects, members' EKS access, capacity math."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.access_entries import principal_slug
+from components.constants import GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE
+from components.device_plugin_manifests import demo_deployment
+from components.gpu_capacity import lab_slot_warning, max_schedulable_slots
+from components.lab_manifests import (
+    LAB_ACCESS_POLICY_ARN,
+    lab_access_scopes,
+    lab_objects,
+)
+from components.settings import LAB_RESERVED_NAMESPACES, LabSettings, SettingsError, StackSettings, load_settings
+from offline.plan import Plan
+from offline.summary import render_summary
+from tests.k8s_validation import validate_core_object
+
+ADMIN = "arn:aws:iam::111122223333:role/platform-admin"
+MEMBER = "arn:aws:iam::111122223333:role/student"
+
+
+def _with_labs(base: dict[str, str], labs: list[dict[str, Any]], **overrides: Any) -> dict[str, str]:
+    config = {**base, "gpu-platform:labs": json.dumps(labs)}
+    for key, value in overrides.items():
+        config[f"gpu-platform:{key}"] = json.dumps(value)
+    return config
+
+
+def _problems(config: dict[str, str]) -> list[tuple[str, str]]:
+    with pytest.raises(SettingsError) as caught:
+        load_settings(config)
+    return caught.value.problems
+
+
+@pytest.fixture(scope="module")
+def staging_config(stack_configs: dict[str, dict[str, str]]) -> dict[str, str]:
+    return stack_configs["staging"]
+
+
+@pytest.fixture(scope="module")
+def settings(stack_configs: dict[str, dict[str, str]]) -> dict[str, StackSettings]:
+    return {stack: load_settings(config) for stack, config in stack_configs.items()}
+
+
+# --- config -----------------------------------------------------------------------------------------
+
+DEMO_LAB = {"name": "learning-lab", "gpuSlots": 3}
+# (labs, expected key path, fragment of the message)
+BAD_LABS: list[tuple[list[dict[str, Any]], str, str]] = [
+    ([DEMO_LAB, {"name": "Lab_1", "gpuSlots": 1}], "gpu-platform:labs[1].name", "DNS label"),
+    ([DEMO_LAB, {"name": "kube-system", "gpuSlots": 1}], "gpu-platform:labs[1].name", "system namespace"),
+    ([DEMO_LAB, {"name": "default", "gpuSlots": 1}], "gpu-platform:labs[1].name", "system namespace"),
+    ([DEMO_LAB, {"name": "amazon-cloudwatch", "gpuSlots": 1}], "gpu-platform:labs[1].name", "system namespace"),
+    ([DEMO_LAB, {"name": "kube-lab", "gpuSlots": 1}], "gpu-platform:labs[1].name", "'kube-' name"),
+    ([DEMO_LAB, {"name": "a", "gpuSlots": 0}], "gpu-platform:labs[1].gpuSlots", "greater than or equal to 1"),
+    ([DEMO_LAB, {"name": "a"}], "gpu-platform:labs[1].gpuSlots", "required"),
+    ([DEMO_LAB, {"name": "a", "gpuSlots": 1, "members": ["bob"]}], "gpu-platform:labs[1].members[0]", "IAM role or user ARN"),
+    ([DEMO_LAB, {"name": "a", "gpuSlots": 1, "members": [MEMBER, MEMBER]}], "gpu-platform:labs[1].members", "each principal once"),
+    ([DEMO_LAB, {"name": "a", "gpuSlots": 1, "cpu": "lots"}], "gpu-platform:labs[1].cpu", "pattern"),
+    ([DEMO_LAB, {"name": "a", "gpuSlots": 1, "memory": "64GB"}], "gpu-platform:labs[1].memory", "pattern"),
+    ([DEMO_LAB, {"name": "a", "gpuSlots": 1, "quota": 1}], "gpu-platform:labs[1].quota", "unknown key"),
+    ([DEMO_LAB, {"name": "learning-lab", "gpuSlots": 1}], "gpu-platform:labs", "names must be unique"),
+    ([DEMO_LAB, {"name": "a", "gpuSlots": 1, "members": [ADMIN]}], "gpu-platform:labs[1].members", "cluster admins"),
+    ([{"name": "other-lab", "gpuSlots": 3}], "gpu-platform:demo.namespace", "must be one of the labs"),
+    ([{"name": "learning-lab", "gpuSlots": 2}], "gpu-platform:demo.replicas", "gpuSlots 2"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("labs", "path", "fragment"), BAD_LABS, ids=[f"{c[1]}:{c[2]}" for c in BAD_LABS])
+def test_bad_lab_names_its_key(staging_config: dict[str, str], labs: list[Any], path: str, fragment: str) -> None:
+    problems = _problems(_with_labs(staging_config, labs))
+    assert any(p == path and fragment in message for p, message in problems), problems
+
+
+def test_good_labs_load(staging_config: dict[str, str]) -> None:
+    labs = [DEMO_LAB, {"name": "nlp-lab", "gpuSlots": 2, "members": [MEMBER], "cpu": "500m", "memory": "8Gi"}]
+    loaded = load_settings(_with_labs(staging_config, labs)).labs
+    assert [(lab.name, lab.gpu_slots, lab.cpu, lab.memory) for lab in loaded] == [
+        ("learning-lab", 3, "16", "64Gi"),
+        ("nlp-lab", 2, "500m", "8Gi"),
+    ]
+
+
+def test_every_system_namespace_is_reserved() -> None:
+    for name in ("kube-system", "kube-public", "kube-node-lease", "default", "amazon-cloudwatch"):
+        assert name in LAB_RESERVED_NAMESPACES
+
+
+def test_stacks_configure_labs(settings: dict[str, StackSettings]) -> None:
+    staging, prod = settings["staging"], settings["prod"]
+    assert [lab.name for lab in staging.labs] == [staging.demo.namespace] and staging.demo.enabled
+    assert len(prod.labs) == 2 and not prod.demo.enabled
+
+
+# --- Kubernetes objects -----------------------------------------------------------------------------
+
+LAB = LabSettings(name="vision-lab", gpu_slots=7, cpu="8", memory="32Gi")
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.36"])
+def test_lab_objects_are_strict_valid(version: str) -> None:
+    objects = lab_objects(LAB, version)
+    assert [obj["kind"] for obj in objects] == [
+        "Namespace",
+        "ResourceQuota",
+        "LimitRange",
+        "NetworkPolicy",
+        "NetworkPolicy",
+    ]
+    for obj in objects:
+        assert validate_core_object(obj, version) == [], obj["kind"]
+
+
+def test_namespace_is_restricted_and_gpu_enabled() -> None:
+    labels = lab_objects(LAB, "1.35")[0]["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+    assert labels["pod-security.kubernetes.io/enforce-version"] == "v1.35"
+    assert labels[GPU_ENABLED_NAMESPACE_LABEL] == "true"
+
+
+def test_quota_holds_the_lab_to_its_slots_cpu_and_memory() -> None:
+    quota = lab_objects(LAB, "1.35")[1]
+    assert quota["spec"]["hard"] == {
+        f"requests.{GPU_RESOURCE}": "7",
+        "requests.cpu": "8",
+        "requests.memory": "32Gi",
+        "limits.memory": "32Gi",
+    }
+
+
+def test_limit_range_defaults_every_quota_dimension() -> None:
+    quota, limit_range = lab_objects(LAB, "1.35")[1:3]
+    (limits,) = limit_range["spec"]["limits"]
+    assert limits["type"] == "Container"
+    defaults = {f"requests.{k}" for k in limits["defaultRequest"]} | {f"limits.{k}" for k in limits["default"]}
+    # nvidia.com/gpu needs no default: a pod that requests none uses none of the quota.
+    assert set(quota["spec"]["hard"]) - {f"requests.{GPU_RESOURCE}"} <= defaults
+
+
+def test_network_policies_keep_other_labs_out_and_allow_dns_and_https() -> None:
+    ingress, egress = lab_objects(LAB, "1.35")[3:]
+    assert ingress["spec"]["podSelector"] == {} and ingress["spec"]["policyTypes"] == ["Ingress"]
+    # A peer with only a podSelector means "pods of this namespace": no namespaceSelector, no ipBlock.
+    assert ingress["spec"]["ingress"] == [{"from": [{"podSelector": {}}]}]
+    assert egress["spec"]["policyTypes"] == ["Egress"]
+    ports = {(p["protocol"], p["port"]) for rule in egress["spec"]["egress"] for p in rule.get("ports", [])}
+    assert ports == {("UDP", 53), ("TCP", 53), ("TCP", 443)}
+    for rule in egress["spec"]["egress"]:
+        assert "ports" in rule or rule["to"] == [{"podSelector": {}}], rule
+
+
+def test_a_member_of_two_labs_gets_one_association_for_both() -> None:
+    labs = [
+        LabSettings(name="b-lab", gpu_slots=1, members=[MEMBER]),
+        LabSettings(name="a-lab", gpu_slots=1, members=[MEMBER, ADMIN]),
+    ]
+    assert lab_access_scopes(labs) == {ADMIN: ["a-lab"], MEMBER: ["a-lab", "b-lab"]}
+
+
+# --- plans ------------------------------------------------------------------------------------------
+
+
+def test_plans_hold_every_lab(plans: dict[str, Plan], settings: dict[str, StackSettings]) -> None:
+    for stack, plan in plans.items():
+        stack_settings = settings[stack]
+        for lab in stack_settings.labs:
+            for obj in lab_objects(lab, stack_settings.kubernetes_version):
+                assert obj in plan.objects(obj["kind"]), (stack, obj["kind"], lab.name)
+
+
+def test_members_get_edit_access_scoped_to_their_lab_namespaces(
+    plans: dict[str, Plan], settings: dict[str, StackSettings]
+) -> None:
+    for stack, plan in plans.items():
+        scopes = lab_access_scopes(list(settings[stack].labs))
+        associations = plan.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+        (labs,) = plan.of_type("gpu-platform:labs:Labs")
+        entries = [e for e in plan.of_type("aws:eks/accessEntry:AccessEntry") if e["parent"] == labs["urn"]]
+        assert {e["inputs"]["principalArn"] for e in entries} == set(scopes), stack
+        assert len(associations) == len(scopes), stack
+        for association in associations:
+            inputs = association["inputs"]
+            assert inputs["policyArn"] == LAB_ACCESS_POLICY_ARN
+            assert inputs["accessScope"] == {"type": "namespace", "namespaces": scopes[inputs["principalArn"]]}
+            assert principal_slug(inputs["principalArn"]) in association["name"]
+            entry = next(e for e in entries if e["inputs"]["principalArn"] == inputs["principalArn"])
+            assert entry["urn"] in association["dependencies"]
+
+
+def test_prod_shares_one_member_between_its_labs(settings: dict[str, StackSettings]) -> None:
+    assert any(len(namespaces) == 2 for namespaces in lab_access_scopes(list(settings["prod"].labs)).values())
+
+
+# --- capacity -----------------------------------------------------------------------------------------
+
+
+def test_max_slots_sum_pools_and_the_managed_group(
+    settings: dict[str, StackSettings], managed_group_config: dict[str, str]
+) -> None:
+    # Staging: Karpenter g4-nodepool gpuLimit 8 x 3 replicas (no managed GPU group).
+    assert max_schedulable_slots(settings["staging"]) == 8 * 3
+    # Prod: t4-shared 16 x 3; a10g-inference 16 x 4 (no managed GPU group).
+    assert max_schedulable_slots(settings["prod"]) == 16 * 3 + 16 * 4
+    # With staging's managed group on: + maxSize 1 x 1 T4 x 3 replicas.
+    assert max_schedulable_slots(load_settings(managed_group_config)) == 1 * 1 * 3 + 8 * 3
+
+
+def test_labs_within_capacity_get_no_warning(settings: dict[str, StackSettings]) -> None:
+    for stack_settings in settings.values():
+        assert lab_slot_warning(stack_settings) is None
+
+
+def test_labs_beyond_capacity_are_warned_in_the_summary(staging_config: dict[str, str], staging_plan: Plan) -> None:
+    over = load_settings(_with_labs(staging_config, [DEMO_LAB, {"name": "big-lab", "gpuSlots": 25}]))
+    warning = lab_slot_warning(over)
+    assert warning is not None and "28" in warning and "at most 24" in warning
+    summary = render_summary(over, staging_plan, "staging", Path("/tmp/out"))
+    assert warning in summary
+    assert re.search(r"big-lab\s+25\s+0", summary)
+
+
+def test_lab_objects_wait_for_their_namespace(plans: dict[str, Plan]) -> None:
+    for stack, plan in plans.items():
+        (labs,) = plan.of_type("gpu-platform:labs:Labs")
+        children = [r for r in plan.resources if r["parent"] == labs["urn"] and r["type"].startswith("kubernetes:")]
+        namespaces = {r["inputs"]["metadata"]["name"]: r["urn"] for r in children if r["type"].endswith(":Namespace")}
+        assert namespaces, stack
+        for resource in children:
+            namespace = resource["inputs"]["metadata"].get("namespace")
+            if namespace is not None:
+                assert namespaces[namespace] in resource["dependencies"], resource["name"]
+
+
+_UNITS = {"": 1, "m": 1e-3, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+def _quantity(text: str) -> float:
+    number, unit = re.fullmatch(r"([0-9.]+)([a-zA-Z]*)", text).groups()  # type: ignore[union-attr]
+    return float(number) * _UNITS[unit]
+
+
+def test_the_demo_fits_its_labs_quota(settings: dict[str, StackSettings]) -> None:
+    staging = settings["staging"]
+    (lab,) = [lab for lab in staging.labs if lab.name == staging.demo.namespace]
+    hard = lab_objects(lab, staging.kubernetes_version)[1]["spec"]["hard"]
+    (container,) = demo_deployment(staging.demo)["spec"]["template"]["spec"]["containers"]
+    used = {
+        f"requests.{GPU_RESOURCE}": container["resources"]["limits"][GPU_RESOURCE],
+        "requests.cpu": container["resources"]["requests"]["cpu"],
+        "requests.memory": container["resources"]["requests"]["memory"],
+        "limits.memory": container["resources"]["limits"]["memory"],
+    }
+    assert set(used) == set(hard)
+    for key, per_pod in used.items():
+        assert _quantity(per_pod) * staging.demo.replicas <= _quantity(hard[key]), key

@@ -1,0 +1,106 @@
+"""The Labs component under Pulumi mocks: exact objects, provider, parents, stable member names, demo wiring."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+
+from components.access_entries import principal_slug
+from components.demo import DemoWorkload, DemoWorkloadArgs
+from components.device_plugin import DevicePlugin, DevicePluginArgs
+from components.gpu_admission_policy import admission_objects
+from components.lab_manifests import lab_objects
+from components.labs import Labs, LabsArgs
+from components.settings import StackSettings, load_settings
+from offline.config_files import read_stack_config
+from offline.mocks import Registration
+from offline.runner import install_mocks
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+LABS_TYPE = "gpu-platform:labs:Labs"
+DEMO_TYPE = "gpu-platform:demo:DemoWorkload"
+ENTRY = "aws:eks/accessEntry:AccessEntry"
+ASSOCIATION = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
+
+
+def _canonical(obj: object) -> str:
+    return json.dumps(obj, sort_keys=True)
+
+
+def prod_settings(reverse_members: bool = False) -> StackSettings:
+    values = dict(read_stack_config(PROJECT_DIR, "prod").values)
+    if reverse_members:
+        labs = json.loads(values["gpu-platform:labs"])
+        values["gpu-platform:labs"] = json.dumps([{**lab, "members": lab["members"][::-1]} for lab in labs[::-1]])
+    return load_settings(values)
+
+
+def record(settings: StackSettings, *, with_demo: bool = False) -> list[Registration]:
+    monitor = install_mocks("gpu-platform", "test", settings.region, {}, [])
+
+    @pulumi.runtime.test
+    def run() -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}")
+        labs = Labs("labs", LabsArgs(settings=settings, k8s_provider=provider, eks_cluster_name="test-cluster"))
+        if with_demo:
+            plugin = DevicePlugin("nvidia-device-plugin", DevicePluginArgs(settings=settings, k8s_provider=provider))
+            DemoWorkload(
+                "demo",
+                DemoWorkloadArgs(
+                    settings=settings,
+                    k8s_provider=provider,
+                    device_plugin=plugin,
+                    lab_namespace=labs.namespaces[settings.demo.namespace],
+                ),
+            )
+
+    run()
+    return list(monitor.registrations)
+
+
+@pytest.fixture(scope="module")
+def registrations() -> list[Registration]:
+    return record(prod_settings())
+
+
+def test_kubernetes_children_are_exactly_the_rendered_objects(registrations: list[Registration]) -> None:
+    settings = prod_settings()
+    (labs,) = [r for r in registrations if r.type == LABS_TYPE]
+    (provider,) = [r for r in registrations if r.type == "pulumi:providers:kubernetes"]
+    sent = [r for r in registrations if r.type.startswith("kubernetes:") and r.parent == labs.urn]
+    expected = [
+        *admission_objects(),
+        *(o for lab in settings.labs for o in lab_objects(lab, settings.kubernetes_version)),
+    ]
+    assert sorted(({k: v for k, v in r.inputs.items() if k != "skipAwait"} for r in sent), key=_canonical) == sorted(
+        expected, key=_canonical
+    )
+    for r in sent:
+        assert r.provider is not None and r.provider.startswith(provider.urn + "::")
+
+
+def test_member_resources_are_named_by_arn_not_position(registrations: list[Registration]) -> None:
+    names = {r.name for r in registrations if r.type in (ENTRY, ASSOCIATION)}
+    reordered = {r.name for r in record(prod_settings(reverse_members=True)) if r.type in (ENTRY, ASSOCIATION)}
+    assert names == reordered
+    for r in registrations:
+        if r.type == ENTRY:
+            assert r.name == f"labs-member-{principal_slug(r.inputs['principalArn'])}"
+            assert r.inputs["clusterName"] == "test-cluster" and r.inputs["type"] == "STANDARD"
+
+
+def test_the_demo_runs_in_its_lab_namespace() -> None:
+    values = dict(read_stack_config(PROJECT_DIR, "staging").values)
+    settings = load_settings(values)
+    registrations = record(settings, with_demo=True)
+    (demo,) = [r for r in registrations if r.type == DEMO_TYPE]
+    namespaces = [r for r in registrations if r.type == "kubernetes:core/v1:Namespace"]
+    # One namespace, the lab's: the demo creates none of its own but waits for the lab's.
+    (namespace,) = namespaces
+    assert namespace.inputs["metadata"]["name"] == settings.demo.namespace
+    (deployment,) = [r for r in registrations if r.type == "kubernetes:apps/v1:Deployment"]
+    assert deployment.parent == demo.urn and namespace.urn in deployment.dependencies
