@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal, Self, get_args, get_origin
 
 from pydantic import (
@@ -24,7 +24,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from components import gpu_catalog
+from components import config_rules, cron, gpu_catalog
 from components.constants import PROJECT
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
@@ -111,6 +111,25 @@ def _gpu_family(value: str) -> str:
     return value
 
 
+def _matching(pattern: str, words: str) -> AfterValidator:
+    """A string check whose error says what is allowed in words (never the regex)."""
+    compiled = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if not compiled.fullmatch(value):
+            raise ValueError(f"{words} (got {value!r})")
+        return value
+
+    return AfterValidator(check)
+
+
+def _schedule(value: str) -> str:
+    try:
+        return cron.check_schedule(value)
+    except cron.CronError as exc:
+        raise ValueError(f"{exc}; must be {cron.SCHEDULE_HELP}") from None
+
+
 def _principal_arn(value: str) -> str:
     if not _PRINCIPAL_ARN.match(value):
         raise ValueError("must be an IAM role or user ARN, e.g. arn:aws:iam::123456789012:role/platform-admin")
@@ -161,6 +180,20 @@ GpuInstanceType = Annotated[str, AfterValidator(_gpu_instance_type)]
 GpuFamily = Annotated[str, AfterValidator(_gpu_family)]
 PrincipalArn = Annotated[str, AfterValidator(_principal_arn)]
 Cidr = Annotated[str, AfterValidator(_cidr)]
+VpcId = Annotated[str, _matching(r"vpc-[0-9a-f]{8,17}", "must be a VPC id like vpc-0abc1234def567890")]
+SubnetId = Annotated[str, _matching(r"subnet-[0-9a-f]{8,17}", "must be a subnet id like subnet-0abc1234def567890")]
+InstanceType = Annotated[str, _matching(r"[a-z][a-z0-9-]*\.[a-z0-9]+", "must be an EC2 instance type like m6i.large")]
+# Karpenter NodePool CRD patterns (karpenter.sh_nodepools.yaml v1.14.1), said in words.
+BudgetNodes = Annotated[
+    str, _matching(r"((100|[0-9]{1,2})%|[0-9]+)", "must be a node count like \"1\" or a percentage like \"10%\"")
+]
+BudgetDuration = Annotated[
+    str,
+    _matching(
+        r"(([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?", "must be hours and/or minutes like 30m, 10h or 1h30m (no seconds)"
+    ),
+]
+GracePeriod = Annotated[str, _matching(r"([0-9]+(s|m|h))+", "must be a duration like 30m, 1h or 1h30m")]
 
 
 class _Model(BaseModel):
@@ -173,9 +206,9 @@ class _Model(BaseModel):
 
 
 class ExistingNetwork(_Model):
-    vpc_id: Annotated[str, Field(pattern=r"^vpc-[0-9a-f]{8,17}$")]
-    private_subnet_ids: Annotated[list[Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]], Field(min_length=2)]
-    public_subnet_ids: list[Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]] = []
+    vpc_id: VpcId
+    private_subnet_ids: Annotated[list[SubnetId], Field(min_length=2)]
+    public_subnet_ids: list[SubnetId] = []
 
 
 class NetworkSettings(_Model):
@@ -240,9 +273,7 @@ class _ScalingSettings(_Model):
 
 
 class SystemNodeGroupSettings(_ScalingSettings):
-    instance_types: Annotated[
-        list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]], Field(min_length=1)
-    ] = ["m6i.large"]
+    instance_types: Annotated[list[InstanceType], Field(min_length=1)] = ["m6i.large"]
     # Karpenter runs 2 replicas spread over zones with hostname anti-affinity: 2 nodes minimum.
     min_size: Annotated[int, Field(ge=2, le=100)] = 2
     desired_size: Annotated[int, Field(ge=2, le=100)] = 2
@@ -308,7 +339,8 @@ class GpuSharingSettings(_Model):
     """`gpu-platform:gpuSharing`: how many pods share one physical GPU, and how."""
 
     strategy: Literal["time-slicing", "mps", "none"] = "time-slicing"
-    replicas: Annotated[int, Field(ge=1)] = 2  # 1 when strategy is "none" (see _default_replicas)
+    # Bounds depend on the strategy (_replicas_fit_strategy), so the first error gives the real range.
+    replicas: int = 2  # 1 when strategy is "none" (see _default_replicas)
     fail_requests_greater_than_one: bool = True
 
     @model_validator(mode="before")
@@ -344,24 +376,19 @@ class GpuSharingSettings(_Model):
 
 
 class DisruptionBudget(_Model):
-    nodes: Annotated[str, Field(pattern=r"^((100|[0-9]{1,2})%|[0-9]+)$")]
+    nodes: BudgetNodes
     reasons: list[Literal["Underutilized", "Empty", "Drifted"]] | None = None
-    # Karpenter's NodePool CRD pattern: a macro or a five-field cron expression.
-    schedule: (
-        Annotated[
-            str,
-            Field(
-                pattern=r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$"
-            ),
-        ]
-        | None
-    ) = None
-    duration: Annotated[str, Field(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")] | None = None
+    # Parsed as cron in UTC, as Karpenter does at runtime (components/cron.py).
+    schedule: Annotated[str, AfterValidator(_schedule)] | None = None
+    duration: BudgetDuration | None = None
 
     @model_validator(mode="after")
     def _schedule_with_duration(self) -> Self:
-        if (self.schedule is None) != (self.duration is None):
-            raise ValueError("schedule and duration must be set together")
+        # The NodePool CRD's CEL rule: has(x.schedule) == has(x.duration).
+        if self.schedule is not None and self.duration is None:
+            raise ValueError("duration: required with schedule (how long each window lasts, e.g. 10h)")
+        if self.duration is not None and self.schedule is None:
+            raise ValueError(f"schedule: required with duration (when each window starts: {cron.SCHEDULE_HELP})")
         return self
 
 
@@ -376,7 +403,7 @@ class NodePoolSettings(_Model):
     cpu_limit: Annotated[int, Field(ge=1, le=100000)] = 64
     expire_after: Duration = "720h"
     # How long a draining GPU node waits for its pods (a training step, a PDB) before it is forced.
-    termination_grace_period: Annotated[str, Field(pattern=r"^([0-9]+(s|m|h))+$")] = "1h"
+    termination_grace_period: GracePeriod = "1h"
     # WhenEmpty by default: consolidating an underutilized GPU node evicts running GPU jobs.
     consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"] = "WhenEmpty"
     consolidate_after: Duration = "5m"
@@ -526,39 +553,62 @@ def _is_structured(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
-def load_settings(raw_config: Mapping[str, str]) -> StackSettings:
+def load_settings(raw_config: Mapping[str, str], secret_keys: Iterable[str] = ()) -> StackSettings:
     """Validate Pulumi's flat string config map (`namespace:key` -> string) into `StackSettings`.
 
     Structured values arrive as JSON text, as `pulumi.Config.require_object` reads them.
+    `secret_keys` are the keys (or deeper key paths) given as `secure:` values.
     Raises `SettingsError` naming every bad key; never registers or touches anything.
     """
-    problems: list[tuple[str, str]] = []
-    values: dict[str, Any] = {}
     allowed = allowed_config_keys()
+    problems = config_rules.namespace_problems(raw_config, (REGION_KEY, *allowed))
     for key in sorted(raw_config):
         if key.startswith(_NAMESPACE) and key not in allowed:
-            problems.append((key, f"unknown key; allowed: {', '.join(allowed)}"))
-    if REGION_KEY in raw_config:
-        values["region"] = raw_config[REGION_KEY]
-    for name, field in StackSettings.model_fields.items():
-        key = config_key(name)
-        if name == "region" or key not in raw_config:
-            continue
-        text = raw_config[key]
-        if _is_structured(field.annotation):
-            try:
-                values[to_camel(name)] = json.loads(text)
-            except json.JSONDecodeError:
-                problems.append((key, "must be a structured value (a YAML object or list)"))
-        else:
-            values[to_camel(name)] = text
+            problems.append((key, f"unknown key{config_rules.did_you_mean(key, allowed)}; allowed: {', '.join(allowed)}"))
+    for path in sorted(set(secret_keys)):
+        if path.startswith(_NAMESPACE) and re.split(r"[.\[]", path)[0] not in config_rules.SECRET_CAPABLE_KEYS:
+            problems.append((path, config_rules.secret_message(path)))
+    values = _raw_values(raw_config, problems)
+    for location, message in config_rules.ignored_settings(values):
+        problems.append((_key_path(list(location)), message))
     try:
         settings = StackSettings.model_validate(values)
     except ValidationError as exc:
-        problems.extend(_problems_from(exc))
+        # A key already reported (empty, secret, ignored) is not reported again by the model.
+        reported = [path for path, _ in problems]
+        problems += [p for p in _problems_from(exc) if not any(_covers(r, p[0]) for r in reported)]
     if problems:
         raise SettingsError(problems)
     return settings
+
+
+def _covers(reported: str, path: str) -> bool:
+    return path == reported or path.startswith((reported + ".", reported + "["))
+
+
+def _raw_values(raw_config: Mapping[str, str], problems: list[tuple[str, str]]) -> dict[str, Any]:
+    """Model input by alias: scalars as text, structured keys parsed; empty values become problems."""
+    values: dict[str, Any] = {}
+    for name, field in StackSettings.model_fields.items():
+        key = REGION_KEY if name == "region" else config_key(name)
+        if key not in raw_config:
+            continue
+        text = raw_config[key]
+        # `key:` with nothing after it: the CLI hands over an empty or JSON-null value, never a name.
+        if text.strip() in ("", "null"):
+            problems.append((key, config_rules.EMPTY_VALUE))
+        elif not _is_structured(field.annotation):
+            values[to_camel(name)] = text
+        else:
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError:
+                problems.append((key, "must be a structured value (a YAML mapping or list), see README.md"))
+                continue
+            values[to_camel(name)] = value
+            for location in config_rules.null_locations(value, (to_camel(name),)):
+                problems.append((_key_path(list(location)), config_rules.EMPTY_VALUE))
+    return values
 
 
 def _problems_from(exc: ValidationError) -> list[tuple[str, str]]:
@@ -571,18 +621,41 @@ def _problems_from(exc: ValidationError) -> list[tuple[str, str]]:
         if sep and re.fullmatch(r"[a-zA-Z][\w.]*", head):
             location += head.split(".")
             message = rest
-        problems.append((_key_path(location), _with_allowed(error, message)))
+        problems.append((_key_path(location), _with_allowed(error, message, location)))
     return problems
 
 
-def _with_allowed(error: Any, message: str) -> str:
+_TYPE_WORDS = {
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "list_type": "must be a list, e.g. [a, b]",
+    "dict_type": "must be a mapping of keys to values",
+    "model_type": "must be a mapping of keys to values",
+    "model_attributes_type": "must be a mapping of keys to values",
+}
+_RANGE_ERRORS = ("greater_than_equal", "less_than_equal", "greater_than", "less_than", "too_short", "too_long")
+
+
+def _with_allowed(error: Any, message: str, location: list[Any]) -> str:
     ctx = error.get("ctx") or {}
-    if error["type"] == "literal_error" and "expected" in ctx:
-        return f"{message} (got {error['input']!r})"
-    if error["type"] == "extra_forbidden":
-        return "unknown key; check the spelling against the config reference in README.md"
-    if error["type"] == "missing":
+    kind, got = error["type"], error.get("input")
+    if kind == "literal_error" and "expected" in ctx:
+        return f"{message} (got {got!r})"
+    if kind == "extra_forbidden":
+        known = config_rules.known_keys_at(config_rules.schema_at(StackSettings, location[:-1]))
+        hint = config_rules.did_you_mean(str(location[-1]), known)
+        return f"unknown key{hint}; allowed here: {', '.join(known)}"
+    if kind == "missing":
         return "required"
+    if kind in _RANGE_ERRORS:
+        return config_rules.range_words(config_rules.schema_at(StackSettings, location), got) or message
+    if kind == "string_type" and isinstance(got, int | float):
+        return f'must be text, and YAML read {got!r} as a {type(got).__name__}: quote the value, e.g. "{got}"'
+    if kind in _TYPE_WORDS:
+        return f"{_TYPE_WORDS[kind]} (got {got!r})"
     return message
 
 
@@ -606,13 +679,16 @@ def _key_path(location: list[Any]) -> str:
 def read_settings() -> StackSettings:
     """Settings of the running Pulumi program; a user mistake stops it with a clean message.
 
-    `pulumi.RunError` is printed by the Pulumi language host without a traceback.
+    The runtime sees every config key of the stack (`PULUMI_CONFIG`, any namespace), so a
+    misspelled namespace is caught here as in the synth. `pulumi.RunError` is printed by the
+    Pulumi language host without a traceback.
     """
     import pulumi
     from pulumi.runtime import config as runtime_config
 
     raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    secrets = {*runtime_config.get_config_secret_keys_env(), *(k for k in raw if runtime_config.is_config_secret(k))}
     try:
-        return load_settings({key: str(value) for key, value in raw.items()})
+        return load_settings({key: str(value) for key, value in raw.items()}, secrets)
     except SettingsError as exc:
         raise pulumi.RunError(exc.render()) from None
