@@ -26,7 +26,7 @@ PROVIDER_NAMESPACES = ("aws", "kubernetes", "pulumi")
 # names, tags, or plain Kubernetes objects, where a secret would be stored in clear text.
 SECRET_CAPABLE_KEYS: tuple[str, ...] = ()
 
-EMPTY_VALUE = "empty value: give a value, or remove the key to use its default"
+EMPTY_VALUE = "empty value (nothing after the colon): give a value; an empty key is never read as its default"
 
 Location = tuple[str | int, ...]
 
@@ -129,15 +129,15 @@ def ignored_settings(values: Mapping[str, Any]) -> list[tuple[Location, str]]:
     """Keys that are set but would have no effect: a contradiction, reported instead of dropped."""
     found = list(_ignored_by_switch(values))
     cluster = values.get("cluster")
-    if isinstance(cluster, dict) and cluster.get("publicAccessCidrs"):
-        if _as_bool(cluster.get("endpointPublicAccess", False)) is False:
-            found.append(
-                (
-                    ("cluster", "publicAccessCidrs"),
-                    "ignored while cluster.endpointPublicAccess is false (the endpoint is private); "
-                    "remove it or set endpointPublicAccess: true",
-                )
+    public = isinstance(cluster, dict) and _as_bool(cluster.get("endpointPublicAccess", False)) is not False
+    if isinstance(cluster, dict) and cluster.get("publicAccessCidrs") and not public:
+        found.append(
+            (
+                ("cluster", "publicAccessCidrs"),
+                "ignored while cluster.endpointPublicAccess is false (the endpoint is private); "
+                "remove it or set endpointPublicAccess: true",
             )
+        )
     network = values.get("network")
     if isinstance(network, dict) and isinstance(network.get("existing"), dict):
         for key in ("vpcCidr", "availabilityZones", "natGateways"):

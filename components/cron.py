@@ -65,9 +65,8 @@ def _names_hint(field: _Field) -> str:
 
 def _check_part(part: str, field: _Field) -> None:
     range_text, slash, step_text = part.partition("/")
-    if slash:
-        if not step_text.isdigit() or int(step_text) == 0:
-            raise CronError(f"{field.name} step '/{step_text}' must be a positive whole number")
+    if slash and (not step_text.isdigit() or int(step_text) == 0):
+        raise CronError(f"{field.name} step '/{step_text}' must be a positive whole number")
     if range_text in ("*", "?"):
         return
     start_text, dash, end_text = range_text.partition("-")
@@ -80,7 +79,7 @@ def check_schedule(schedule: str) -> str:
     """`schedule` unchanged if Karpenter can parse it; else `CronError` saying what is wrong, in words."""
     text = schedule.strip()
     if text.startswith("@"):
-        if text.lower() not in MACROS:
+        if text not in MACROS:  # robfig/cron matches descriptors case-sensitively
             raise CronError(f"'{schedule}' is not a known macro")
         return schedule
     if text.upper().startswith(("TZ=", "CRON_TZ=")):

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, Self, get_args, get_origin
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -152,6 +153,21 @@ def _tag_key(value: str) -> str:
     return value
 
 
+def _tag_value(value: Any) -> Any:
+    # AWS tag values are strings, but YAML reads `cost-center: 1234` as a number and `true` as a
+    # boolean. Whole numbers and booleans have one spelling, so they are taken as text; a float
+    # may not keep its spelling (1.50 -> 1.5), so it must be quoted.
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        raise ValueError(
+            f'YAML read {value!r} as a number, which may not keep its spelling: quote the value, e.g. "{value}"'
+        )
+    return value
+
+
 def _region(value: str) -> str:
     if value not in SUPPORTED_REGIONS:
         raise ValueError(f"'{value}' is not supported; allowed: {', '.join(SUPPORTED_REGIONS)}")
@@ -185,7 +201,7 @@ SubnetId = Annotated[str, _matching(r"subnet-[0-9a-f]{8,17}", "must be a subnet 
 InstanceType = Annotated[str, _matching(r"[a-z][a-z0-9-]*\.[a-z0-9]+", "must be an EC2 instance type like m6i.large")]
 # Karpenter NodePool CRD patterns (karpenter.sh_nodepools.yaml v1.14.1), said in words.
 BudgetNodes = Annotated[
-    str, _matching(r"((100|[0-9]{1,2})%|[0-9]+)", "must be a node count like \"1\" or a percentage like \"10%\"")
+    str, _matching(r"((100|[0-9]{1,2})%|[0-9]+)", 'must be a node count like "1" or a percentage like "10%"')
 ]
 BudgetDuration = Annotated[
     str,
@@ -468,7 +484,9 @@ class StackSettings(_Model):
     cluster_name: Annotated[str, AfterValidator(_cluster_name)]
     kubernetes_version: Annotated[str, AfterValidator(_kubernetes_version)]
     protect_resources: bool = False
-    tags: dict[Annotated[str, AfterValidator(_tag_key)], Annotated[str, Field(max_length=256)]] = {}
+    tags: dict[
+        Annotated[str, AfterValidator(_tag_key)], Annotated[str, BeforeValidator(_tag_value), Field(max_length=256)]
+    ] = {}
     network: NetworkSettings = NetworkSettings()
     cluster: ClusterSettings = ClusterSettings()
     system_nodes: SystemNodeGroupSettings = SystemNodeGroupSettings()
@@ -564,7 +582,9 @@ def load_settings(raw_config: Mapping[str, str], secret_keys: Iterable[str] = ()
     problems = config_rules.namespace_problems(raw_config, (REGION_KEY, *allowed))
     for key in sorted(raw_config):
         if key.startswith(_NAMESPACE) and key not in allowed:
-            problems.append((key, f"unknown key{config_rules.did_you_mean(key, allowed)}; allowed: {', '.join(allowed)}"))
+            problems.append(
+                (key, f"unknown key{config_rules.did_you_mean(key, allowed)}; allowed: {', '.join(allowed)}")
+            )
     for path in sorted(set(secret_keys)):
         if path.startswith(_NAMESPACE) and re.split(r"[.\[]", path)[0] not in config_rules.SECRET_CAPABLE_KEYS:
             problems.append((path, config_rules.secret_message(path)))

@@ -1,0 +1,125 @@
+"""Every case of `tests/config_corpus.py` through the synth's own front door.
+
+Cases run in process through `synth.main` (the code path of `python synth.py`), so a bad config
+costs milliseconds; a few run as real subprocesses to prove the exit code, stderr and the empty
+--out directory exactly as a user sees them. Add cases in `tests/config_corpus.py`, not here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+import synth
+from offline.project_copy import copy_program
+from tests.conftest import run_synth
+from tests.config_corpus import CASES, DELETE, INVALID, OK, STAGING, Case
+
+_PART = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
+_PROBLEM_LINE = re.compile(r"^  (\S+): ", re.MULTILINE)
+
+
+def _top_key(path: str) -> tuple[str, str]:
+    namespace, _, rest = path.partition(":")
+    cut = min((i for i in (rest.find("."), rest.find("[")) if i >= 0), default=len(rest))
+    return f"{namespace}:{rest[:cut]}", rest[cut:]
+
+
+def _edit(config: dict[str, Any], path: str, value: Any) -> None:
+    top, rest = _top_key(path)
+    parts: list[str | int] = [top] + [int(i) if i else k for k, i in _PART.findall(rest)]
+    node: Any = config
+    for part, child in zip(parts, parts[1:], strict=False):
+        if isinstance(node, dict) and part not in node:
+            node[part] = [] if isinstance(child, int) else {}
+        node = node[part]
+    last = parts[-1]
+    if value is DELETE:
+        del node[last]
+    elif isinstance(node, list) and isinstance(last, int) and last == len(node):
+        node.append(value)
+    else:
+        node[last] = value
+
+
+def stack_text(case: Case) -> str:
+    if isinstance(case.stack, str):
+        return case.stack
+    document = yaml.safe_load(STAGING)
+    for path, value in case.stack.items():
+        _edit(document["config"], path, value)
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+def named_paths(stderr: str) -> set[str]:
+    return set(_PROBLEM_LINE.findall(stderr))
+
+
+@pytest.fixture(scope="module")
+def corpus_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    project = copy_program(tmp_path_factory.mktemp("corpus"))
+    for case in CASES:
+        (project / f"Pulumi.{case.id}.yaml").write_text(stack_text(case), encoding="utf-8")
+    return project
+
+
+def _synth_in_process(project: Path, stack: str, out: Path) -> tuple[int, str, str]:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = synth.main(["--stack", stack, "--out", str(out)], project_dir=project)
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
+def test_case_ids_are_unique_stack_names() -> None:
+    ids = [case.id for case in CASES]
+    assert len(ids) == len(set(ids))
+    assert all(re.fullmatch(r"[a-z0-9][a-z0-9-]*", i) for i in ids)
+    assert all(case.exit in (OK, INVALID) and bool(case.paths) == (case.exit == INVALID) for case in CASES)
+
+
+BAD = [c for c in CASES if c.exit == INVALID]
+GOOD = [c for c in CASES if c.exit == OK]
+
+
+@pytest.mark.parametrize("case", BAD, ids=[c.id for c in BAD])
+def test_a_mistake_names_exactly_its_key_paths(corpus_project: Path, tmp_path: Path, case: Case) -> None:
+    out = tmp_path / "out"
+    code, stdout, stderr = _synth_in_process(corpus_project, case.id, out)
+    assert code == INVALID, stdout + stderr
+    assert named_paths(stderr) == set(case.paths), stderr
+    assert "Traceback" not in stderr and "pattern" not in stderr and "'^" not in stderr
+    assert not out.exists(), "a bad config must write nothing"
+
+
+@pytest.mark.parametrize("case", GOOD, ids=[c.id for c in GOOD])
+def test_a_good_file_synths(corpus_project: Path, tmp_path: Path, case: Case) -> None:
+    code, stdout, stderr = _synth_in_process(corpus_project, case.id, tmp_path / "out")
+    assert (code, stderr) == (OK, ""), stdout + stderr
+    assert (tmp_path / "out" / "resources.json").is_file()
+
+
+# One per class: what a user sees from the real command line.
+SUBPROCESS_CASES = ["dup-in-pool", "typo-namespace", "empty-cluster-name", "karpenter-off-with-pools", "cron-words", "keys-not-under-config", "secret-tag"]  # fmt: skip
+
+
+@pytest.mark.parametrize("case_id", SUBPROCESS_CASES)
+def test_the_command_line_exits_2_cleanly(corpus_project: Path, tmp_path: Path, case_id: str) -> None:
+    case = next(c for c in CASES if c.id == case_id)
+    result = run_synth(case.id, tmp_path / "out", corpus_project)
+    assert result.returncode == INVALID, result.stderr
+    assert named_paths(result.stderr) == set(case.paths), result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert not (tmp_path / "out").exists()
+
+
+def test_successful_synths_leave_stderr_empty(corpus_project: Path, tmp_path: Path) -> None:
+    """No `Exception ignored in BaseEventLoop.__del__` at shutdown: the event loop is closed first."""
+    for run in range(3):
+        result = run_synth("staging-as-is", tmp_path / f"out{run}", corpus_project)
+        assert (result.returncode, result.stderr) == (OK, ""), result.stderr
