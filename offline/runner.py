@@ -33,6 +33,7 @@ def install_mocks(
     project: str, stack: str, region: str, config: dict[str, str], secret_keys: list[str]
 ) -> RecordingMonitor:
     """Fresh runtime state, config and mocks: nothing leaks from an earlier run or test."""
+    _open_event_loop()
     runtime_settings.reset_options(project=project, stack=stack, preview=False)
     pulumi.runtime.set_all_config(dict(config), secret_keys)
     mocks = PlatformMocks(region=region, stack=stack, project=project)
@@ -89,7 +90,16 @@ def close_event_loop() -> None:
     loop.run_until_complete(loop.shutdown_asyncgens())
     loop.run_until_complete(loop.shutdown_default_executor())
     loop.close()
-    asyncio.set_event_loop(None)
+
+
+def _open_event_loop() -> None:
+    """A usable loop for this run: the previous run (in this process) closed its own."""
+    try:
+        loop = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        loop = None
+    if loop is None or loop.is_closed():
+        asyncio.set_event_loop(asyncio.new_event_loop())
 
 
 @contextmanager

@@ -10,15 +10,19 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import runpy
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 import yaml
 
 import synth
+from offline.config_files import read_stack_config
 from offline.project_copy import copy_program
-from tests.conftest import run_synth
+from offline.runner import install_mocks
+from tests.conftest import PROJECT_DIR, run_synth
 from tests.config_corpus import CASES, DELETE, INVALID, OK, STAGING, Case
 
 _PART = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
@@ -123,3 +127,28 @@ def test_successful_synths_leave_stderr_empty(corpus_project: Path, tmp_path: Pa
     for run in range(3):
         result = run_synth("staging-as-is", tmp_path / f"out{run}", corpus_project)
         assert (result.returncode, result.stderr) == (OK, ""), result.stderr
+
+
+def _program_cases() -> list[Case]:
+    """Mistakes the Pulumi CLI hands to the program (it refuses duplicate keys and keys outside config: itself)."""
+    file_level = ("dup-", "keys-not-under-config", "config-misspelled")
+    return [c for c in BAD if not c.id.startswith(file_level)]
+
+
+@pytest.mark.parametrize("case", _program_cases(), ids=[c.id for c in _program_cases()])
+def test_pulumi_up_stops_with_the_same_paths_before_any_resource(corpus_project: Path, case: Case) -> None:
+    """`pulumi up` under mocks: a RunError (no traceback) naming the same keys; nothing registered.
+
+    The CLI passes decrypted secrets and marks the whole top-level key secret, so a secret is named
+    by its top-level key there.
+    """
+    config = read_stack_config(corpus_project, case.id)
+    monitor = install_mocks(config.project, case.id, "us-west-1", config.values, list(config.secret_keys))
+    try:
+        with pytest.raises(pulumi.RunError) as caught:
+            runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__")
+        assert monitor.registrations == []
+    finally:
+        pulumi.runtime.settings.reset_options()
+    expected = {next((k for k in config.secret_keys if p.startswith(k)), p) for p in case.paths}
+    assert named_paths(str(caught.value)) == expected, str(caught.value)
