@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import re
 import runpy
 from pathlib import Path
@@ -22,8 +23,8 @@ import synth
 from offline.config_files import read_stack_config
 from offline.project_copy import copy_program
 from offline.runner import install_mocks
-from tests.conftest import PROJECT_DIR, run_synth
 from tests.config_corpus import CASES, DELETE, INVALID, OK, STAGING, Case
+from tests.conftest import PROJECT_DIR, run_synth
 
 _PART = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
 _PROBLEM_LINE = re.compile(r"^  (\S+): ", re.MULTILINE)
@@ -39,7 +40,7 @@ def _edit(config: dict[str, Any], path: str, value: Any) -> None:
     top, rest = _top_key(path)
     parts: list[str | int] = [top] + [int(i) if i else k for k, i in _PART.findall(rest)]
     node: Any = config
-    for part, child in zip(parts, parts[1:], strict=False):
+    for part, child in itertools.pairwise(parts):
         if isinstance(node, dict) and part not in node:
             node[part] = [] if isinstance(child, int) else {}
         node = node[part]
