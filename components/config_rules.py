@@ -42,6 +42,16 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     return f"; did you mean '{hint}'?" if hint else ""
 
 
+def unknown_key_hint(key: str, known_keys: Iterable[str]) -> str:
+    """A hint for an unknown `gpu-platform:` key: nesting mistakes first, then the closest spelling."""
+    name = key.partition(":")[2]
+    if name == PROJECT:
+        return f"; write each key as '{PROJECT}:<key>' directly under config:, not as a nested '{PROJECT}:' block"
+    by_name = {known.partition(":")[2]: known for known in known_keys}
+    hint = closest(name, by_name)
+    return f"; did you mean '{by_name[hint]}'?" if hint else ""
+
+
 def namespace_problems(keys: Iterable[str], known_keys: tuple[str, ...]) -> list[tuple[str, str]]:
     """Keys Pulumi would hand the program but nothing reads: a misspelled namespace or `aws:region`."""
     problems = []
@@ -200,9 +210,14 @@ def range_words(schema: Mapping[str, Any] | None, got: Any) -> str | None:
     """'must be between 2 and 64 (got 0)' from a schema's bounds; None without bounds."""
     if not schema:
         return None
-    for low_key, high_key, unit in (("minimum", "maximum", ""), ("minItems", "maxItems", " item(s)")):
+    bounds = (
+        ("minimum", "maximum", ""),
+        ("minItems", "maxItems", " item(s)"),
+        ("minLength", "maxLength", " characters"),
+    )
+    for low_key, high_key, unit in bounds:
         low, high = schema.get(low_key), schema.get(high_key)
-        shown = len(got) if unit and isinstance(got, list | tuple) else got
+        shown = len(got) if unit and isinstance(got, list | tuple | str) else got
         if low is not None and high is not None:
             return f"must be between {low} and {high}{unit} (got {shown!r})"
         if low is not None:

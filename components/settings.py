@@ -185,7 +185,10 @@ def _cluster_name(value: str) -> str:
 
 def _kubernetes_version(value: str) -> str:
     if value not in SUPPORTED_KUBERNETES_VERSIONS:
-        raise ValueError(f"'{value}' is not supported; allowed: {', '.join(SUPPORTED_KUBERNETES_VERSIONS)}")
+        # An unquoted 1.30 reaches the program as "1.3" (YAML reads a number), hence the quoting hint.
+        raise ValueError(
+            f"'{value}' is not supported; allowed: {', '.join(SUPPORTED_KUBERNETES_VERSIONS)} (quote it, e.g. \"1.35\")"
+        )
     return value
 
 
@@ -582,9 +585,8 @@ def load_settings(raw_config: Mapping[str, str], secret_keys: Iterable[str] = ()
     problems = config_rules.namespace_problems(raw_config, (REGION_KEY, *allowed))
     for key in sorted(raw_config):
         if key.startswith(_NAMESPACE) and key not in allowed:
-            problems.append(
-                (key, f"unknown key{config_rules.did_you_mean(key, allowed)}; allowed: {', '.join(allowed)}")
-            )
+            hint = config_rules.unknown_key_hint(key, (*allowed, REGION_KEY))
+            problems.append((key, f"unknown key{hint}; allowed: {', '.join(allowed)}"))
     for path in sorted(set(secret_keys)):
         if path.startswith(_NAMESPACE) and re.split(r"[.\[]", path)[0] not in config_rules.SECRET_CAPABLE_KEYS:
             problems.append((path, config_rules.secret_message(path)))

@@ -70,6 +70,9 @@ CASES: list[Case] = [
     Case("typo-top-key", {"gpu-platform:gpuSharng": {"strategy": "mps"}}, INVALID, ("gpu-platform:gpuSharng",)),
     Case("typo-nested-key", {"gpu-platform:network.vpcCIDR": "10.0.0.0/16"}, INVALID, ("gpu-platform:network.vpcCIDR",)),
     Case("typo-pool-key", {f"{POOL}.gpulimit": 8}, INVALID, (f"{POOL}.gpulimit",)),
+    Case("region-without-namespace", STAGING.replace("aws:region: us-west-1", "region: us-west-1"), INVALID, ("gpu-platform:region", "aws:region")),
+    Case("nested-namespace-block", "config:\n  aws:region: us-west-1\n  gpu-platform:\n    clusterName: lab\n", INVALID, ("gpu-platform:gpu-platform", "gpu-platform:clusterName")),
+    Case("wrong-case-key", STAGING.replace("gpu-platform:clusterName", "gpu-platform:ClusterName"), INVALID, ("gpu-platform:ClusterName", "gpu-platform:clusterName")),
     # --- 3. empty values ----------------------------------------------------------------------------
     Case("empty-cluster-name", STAGING.replace("clusterName: nextgen-learninglab", "clusterName:"), INVALID, ("gpu-platform:clusterName",)),
     Case("empty-region", STAGING.replace("aws:region: us-west-1", "aws:region:"), INVALID, ("aws:region",)),
@@ -80,6 +83,10 @@ CASES: list[Case] = [
     Case("missing-cluster-name", {"gpu-platform:clusterName": DELETE}, INVALID, ("gpu-platform:clusterName",)),
     # --- 4. YAML-typed scalars ----------------------------------------------------------------------
     Case("tag-float", {"gpu-platform:tags.version": 1.5}, INVALID, ("gpu-platform:tags.version",)),
+    Case("tag-too-long", {"gpu-platform:tags.team": "x" * 257}, INVALID, ("gpu-platform:tags.team",)),
+    Case("version-as-number", STAGING.replace("clusterName: nextgen-learninglab", "clusterName: nextgen-learninglab\n  gpu-platform:kubernetesVersion: 1.30"), INVALID, ("gpu-platform:kubernetesVersion",)),
+    Case("ok-version-unquoted", STAGING.replace("clusterName: nextgen-learninglab", "clusterName: nextgen-learninglab\n  gpu-platform:kubernetesVersion: 1.35"), OK),
+    Case("ok-tag-256", {"gpu-platform:tags.team": "x" * 256}, OK),
     Case("number-for-string", {"gpu-platform:demo.namespace": 1234}, INVALID, ("gpu-platform:demo.namespace",)),
     Case("number-budget-nodes", {f"{BUDGET}.nodes": 1}, INVALID, (f"{BUDGET}.nodes",)),
     Case("number-pool-name", {f"{POOL}.name": 7}, INVALID, (f"{POOL}.name",)),
