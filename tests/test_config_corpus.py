@@ -153,3 +153,13 @@ def test_pulumi_up_stops_with_the_same_paths_before_any_resource(corpus_project:
         pulumi.runtime.settings.reset_options()
     expected = {next((k for k in config.secret_keys if p.startswith(k)), p) for p in case.paths}
     assert named_paths(str(caught.value)) == expected, str(caught.value)
+
+
+def test_stack_files_read_scalars_as_the_pulumi_cli_does(tmp_path: Path) -> None:
+    """YAML 1.2 scalars as Go yaml.v3 decodes them: yes/on, dates and 1:30 stay text; true is a boolean."""
+    (tmp_path / "Pulumi.yaml").write_text("name: demo\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text(
+        "config:\n  demo:m:\n    a: yes\n    b: on\n    c: 2027-06-30\n    d: 1:30\n    e: true\n    f: 0x1F\n    g: ~\n"
+    )
+    values = read_stack_config(tmp_path, "dev").values
+    assert values["demo:m"] == '{"a": "yes", "b": "on", "c": "2027-06-30", "d": "1:30", "e": true, "f": 31, "g": null}'
