@@ -118,8 +118,8 @@ def _ignored_by_switch(values: Mapping[str, Any]) -> Iterator[tuple[Location, st
         section = values.get(block)
         if not isinstance(section, dict) or _as_bool(section.get(switch, default)) != off:
             continue
-        for key in section:
-            if key != switch:
+        for key, value in section.items():
+            if key != switch and value not in ([], {}):  # an empty list drops nothing
                 yield (
                     (block, key),
                     f"ignored while {block}.{switch} is {str(off).lower()}; "

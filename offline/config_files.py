@@ -16,11 +16,11 @@ from typing import Any
 
 import yaml
 
-from components.settings import SettingsError
+from components.settings import SettingsError, allowed_config_keys
 
 SECRET_PLACEHOLDER = "[secret]"
 
-# Top-level keys of a stack file (Pulumi's ProjectStack: pkg/workspace/project.go in pulumi/pulumi).
+# Top-level keys of a stack file: the fields of `ProjectStack` (pulumi/pulumi sdk/go/common/workspace/project.go).
 STACK_FILE_KEYS = ("config", "environment", "secretsprovider", "encryptedkey", "encryptionsalt")
 
 
@@ -137,7 +137,7 @@ def _misplaced_keys(file_name: str, project: str, stack_file: dict[str, Any]) ->
         if key in STACK_FILE_KEYS:
             continue
         text = str(key)
-        if ":" in text or text in {"clusterName", "region"}:
+        if ":" in text or _qualify(project, text) in allowed_config_keys():
             problems.append(
                 (_qualify(project, text), f"is at the top level of {file_name}; stack settings go under 'config:'")
             )

@@ -52,6 +52,7 @@ CASES: list[Case] = [
     Case("ok-root-volume-max-ratio", {"gpu-platform:gpuNodes.rootVolume": {"sizeGib": 160, "iops": 80000, "throughputMibps": 2000}}, OK),
     Case("ok-group-disabled", {"gpu-platform:gpuNodeGroup": {"enabled": False}}, OK),
     Case("ok-karpenter-disabled", {"gpu-platform:karpenter": {"enabled": False}}, OK),
+    Case("ok-karpenter-disabled-no-pools", {"gpu-platform:karpenter": {"enabled": False, "nodePools": []}}, OK),
     Case("ok-demo-off-alone", {"gpu-platform:demo": {"enabled": False}}, OK),
     Case("ok-sharing-64", {"gpu-platform:gpuSharing": {"strategy": "time-slicing", "replicas": 64}}, OK),
     Case("ok-sharing-mps-48", {"gpu-platform:gpuSharing": {"strategy": "mps", "replicas": 48}}, OK),
@@ -120,6 +121,7 @@ CASES: list[Case] = [
     Case("secret-tag", {"gpu-platform:tags.owner": {"secure": "AAABAJ0y"}}, INVALID, ("gpu-platform:tags.owner",)),
     Case("keys-not-under-config", "aws:region: us-west-1\ngpu-platform:clusterName: lab\n", INVALID, ("aws:region", "gpu-platform:clusterName")),
     Case("config-misspelled", "confg:\n  aws:region: us-west-1\n", INVALID, ("confg",)),
+    Case("project-key-at-top", STAGING + "demo:\n  enabled: false\n", INVALID, ("gpu-platform:demo",)),
     # --- every documented key: a bad value names its path ---------------------------------------
     Case("bad-region", {"aws:region": "mars-east-1"}, INVALID, ("aws:region",)),
     Case("bad-cluster-name", {"gpu-platform:clusterName": "9-lives"}, INVALID, ("gpu-platform:clusterName",)),

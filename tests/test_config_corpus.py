@@ -131,7 +131,7 @@ def test_successful_synths_leave_stderr_empty(corpus_project: Path, tmp_path: Pa
 
 
 def _program_cases() -> list[Case]:
-    """Mistakes the Pulumi CLI hands to the program (it refuses duplicate keys and keys outside config: itself)."""
+    """Mistakes that reach the program as config (duplicates and keys outside config: never become config)."""
     file_level = ("dup-", "keys-not-under-config", "config-misspelled")
     return [c for c in BAD if not c.id.startswith(file_level)]
 

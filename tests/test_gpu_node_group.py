@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -188,9 +189,10 @@ def test_disabled_node_group_creates_nothing(tmp_path: Path) -> None:
     copy_program(tmp_path)
     stack_file = (PROJECT_DIR / "Pulumi.staging.yaml").read_text(encoding="utf-8")
     assert "  gpu-platform:gpuNodeGroup:\n    enabled: true\n" in stack_file
-    disabled = stack_file.replace(
-        "gpu-platform:gpuNodeGroup:\n    enabled: true", "gpu-platform:gpuNodeGroup:\n    enabled: false"
-    )
+    # Only the switch: sizing set next to `enabled: false` would be rejected as ignored settings.
+    block = re.search(r"  gpu-platform:gpuNodeGroup:\n(    .*\n)+", stack_file)
+    assert block is not None
+    disabled = stack_file.replace(block.group(0), "  gpu-platform:gpuNodeGroup:\n    enabled: false\n")
     (tmp_path / "Pulumi.staging.yaml").write_text(disabled, encoding="utf-8")
     plan = synthesize("staging", tmp_path / "out", tmp_path)
     assert plan.of_type(COMPONENT) == []
@@ -202,8 +204,8 @@ def test_disabled_node_group_creates_nothing(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("patch", "path", "fragment"),
     [
-        ({"maxPods": 5}, "gpu-platform:gpuNodes.maxPods", "greater than or equal to 10"),
-        ({"podPidsLimit": 5_000_000}, "gpu-platform:gpuNodes.podPidsLimit", "less than or equal to 4194304"),
+        ({"maxPods": 5}, "gpu-platform:gpuNodes.maxPods", "between 10 and 250"),
+        ({"podPidsLimit": 5_000_000}, "gpu-platform:gpuNodes.podPidsLimit", "between 1024 and 4194304"),
         ({"rootVolume": {"sizeGib": 100, "iops": 80000}}, "gpu-platform:gpuNodes.rootVolume.iops", "needs at least 160 GiB"),
     ],
 )  # fmt: skip

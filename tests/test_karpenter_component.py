@@ -23,7 +23,8 @@ def _install(stack: str, karpenter_overrides: dict[str, Any]) -> tuple[Any, Reco
     config = read_stack_config(PROJECT_DIR, stack)
     values = dict(config.values)
     karpenter = json.loads(values["gpu-platform:karpenter"])
-    values["gpu-platform:karpenter"] = json.dumps({**karpenter, **karpenter_overrides})
+    merged = {**karpenter, **karpenter_overrides}
+    values["gpu-platform:karpenter"] = json.dumps({k: v for k, v in merged.items() if v is not None})
     settings = load_settings(values)
     return settings, install_mocks(config.project, stack, settings.region, values, list(config.secret_keys))
 
@@ -66,7 +67,8 @@ def test_component_outputs_and_children(stack: str) -> None:
 
 @pytest.mark.usefixtures("reset_runtime")
 def test_disabled_karpenter_registers_nothing() -> None:
-    _, monitor = _install("staging", {"enabled": False})
+    # Only the switch: pools or replicas next to `enabled: false` are rejected as ignored settings.
+    _, monitor = _install("staging", {"enabled": False, "replicas": None, "nodePools": None})
 
     @pulumi.runtime.test
     def program() -> None:
