@@ -11,6 +11,10 @@ Each row is ONE case: `Case(id, stack, exit, paths)`.
 - `exit`: 0 for a file that must synth, 2 for a mistake.
 - `paths`: for a mistake, exactly the key paths the error must name (each printed as `  <path>: ...`).
 
+Mistakes in the file itself, which never reach the program as config, have ids starting with
+`dup-`, `keys-not-under-config` or `config-misspelled`; every other mistake is also run through
+`__main__.py` under mocks, as `pulumi up` would run it.
+
 To cover a new key: add a row with a bad value (exit 2, its path) and one with its boundary value
 (exit 0) next to the rows of its section; `tests/test_config_corpus.py` picks every row up.
 """
@@ -121,7 +125,7 @@ CASES: list[Case] = [
     Case("secret-tag", {"gpu-platform:tags.owner": {"secure": "AAABAJ0y"}}, INVALID, ("gpu-platform:tags.owner",)),
     Case("keys-not-under-config", "aws:region: us-west-1\ngpu-platform:clusterName: lab\n", INVALID, ("aws:region", "gpu-platform:clusterName")),
     Case("config-misspelled", "confg:\n  aws:region: us-west-1\n", INVALID, ("confg",)),
-    Case("project-key-at-top", STAGING + "demo:\n  enabled: false\n", INVALID, ("gpu-platform:demo",)),
+    Case("keys-not-under-config-demo", STAGING + "demo:\n  enabled: false\n", INVALID, ("gpu-platform:demo",)),
     # --- every documented key: a bad value names its path ---------------------------------------
     Case("bad-region", {"aws:region": "mars-east-1"}, INVALID, ("aws:region",)),
     Case("bad-cluster-name", {"gpu-platform:clusterName": "9-lives"}, INVALID, ("gpu-platform:clusterName",)),
