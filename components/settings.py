@@ -262,10 +262,12 @@ class ClusterSettings(_Model):
 
     @model_validator(mode="after")
     def _public_endpoint_is_restricted(self) -> Self:
-        repeated = sorted({arn for arn in self.admin_principal_arns if self.admin_principal_arns.count(arn) > 1})
-        if repeated:
+        arns = self.admin_principal_arns
+        repeat = next((i for i, arn in enumerate(arns) if arn in arns[:i]), None)
+        if repeat is not None:
             raise ValueError(
-                f"adminPrincipalArns: each principal once (EKS allows one access entry per principal): {repeated}"
+                f"adminPrincipalArns[{repeat}]: each principal once (EKS allows one access entry per principal): "
+                f"{arns[repeat]} repeats adminPrincipalArns[{arns.index(arns[repeat])}]"
             )
         if self.endpoint_public_access and not self.public_access_cidrs:
             raise ValueError(
@@ -285,8 +287,11 @@ class _ScalingSettings(_Model):
     @model_validator(mode="after")
     def _ordered(self) -> Self:
         if not self.min_size <= self.desired_size <= self.max_size:
+            # Name the key to change: maxSize when the bounds cross, else desiredSize.
+            key = "maxSize" if self.min_size > self.max_size else "desiredSize"
             raise ValueError(
-                f"must satisfy minSize <= desiredSize <= maxSize (got {self.min_size}, {self.desired_size}, {self.max_size})"
+                f"{key}: must satisfy minSize <= desiredSize <= maxSize "
+                f"(got {self.min_size}, {self.desired_size}, {self.max_size})"
             )
         return self
 
@@ -453,9 +458,12 @@ class KarpenterSettings(_Model):
     @model_validator(mode="after")
     def _unique_pool_names(self) -> Self:
         names = [p.name for p in self.node_pools]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"nodePools: names must be unique (repeated: {', '.join(duplicates)})")
+        repeat = next((i for i, n in enumerate(names) if n in names[:i]), None)
+        if repeat is not None:
+            raise ValueError(
+                f"nodePools[{repeat}].name: names must be unique (repeated: {names[repeat]}, "
+                f"first used by nodePools[{names.index(names[repeat])}])"
+            )
         return self
 
 
@@ -588,7 +596,8 @@ def load_settings(raw_config: Mapping[str, str], secret_keys: Iterable[str] = ()
             hint = config_rules.unknown_key_hint(key, (*allowed, REGION_KEY))
             problems.append((key, f"unknown key{hint}; allowed: {', '.join(allowed)}"))
     for path in sorted(set(secret_keys)):
-        if path.startswith(_NAMESPACE) and re.split(r"[.\[]", path)[0] not in config_rules.SECRET_CAPABLE_KEYS:
+        top = re.split(r"[.\[]", path)[0]
+        if (path.startswith(_NAMESPACE) or path == REGION_KEY) and top not in config_rules.SECRET_CAPABLE_KEYS:
             problems.append((path, config_rules.secret_message(path)))
     values = _raw_values(raw_config, problems)
     for location, message in config_rules.ignored_settings(values):
@@ -640,8 +649,8 @@ def _problems_from(exc: ValidationError) -> list[tuple[str, str]]:
         message = error["msg"].removeprefix("Value error, ")
         # A model-level check names its own key as "<field>: ..."; fold it into the path.
         head, sep, rest = message.partition(": ")
-        if sep and re.fullmatch(r"[a-zA-Z][\w.]*", head):
-            location += head.split(".")
+        if sep and re.fullmatch(r"[a-zA-Z][\w.\[\]]*", head):
+            location += [int(index) if index else key for key, index in re.findall(r"(\w+)|\[(\d+)\]", head)]
             message = rest
         problems.append((_key_path(location), _with_allowed(error, message, location)))
     return problems
