@@ -674,7 +674,10 @@ def _with_allowed(error: Any, message: str, location: list[Any]) -> str:
     ctx = error.get("ctx") or {}
     kind, got = error["type"], error.get("input")
     if kind == "literal_error" and "expected" in ctx:
-        return f"{message} (got {got!r})"
+        choices = re.findall(r"'([^']*)'", ctx["expected"])
+        by_case = {choice.lower(): choice for choice in choices}
+        hint = by_case.get(str(got).lower()) or config_rules.closest(str(got), choices)
+        return f"must be {ctx['expected']} (got {got!r}" + (f"; did you mean '{hint}'?)" if hint else ")")
     if kind == "extra_forbidden":
         known = config_rules.known_keys_at(config_rules.schema_at(StackSettings, location[:-1]))
         hint = config_rules.did_you_mean(str(location[-1]), known)
@@ -684,7 +687,9 @@ def _with_allowed(error: Any, message: str, location: list[Any]) -> str:
     if kind in _RANGE_ERRORS:
         return config_rules.range_words(config_rules.schema_at(StackSettings, location), got) or message
     if kind == "string_type" and isinstance(got, int | float):
-        return f'must be text, and YAML read {got!r} as a {type(got).__name__}: quote the value, e.g. "{got}"'
+        return f'must be text, and YAML read {got!r} as a number or boolean: quote the value, e.g. "{got}"'
+    if kind == "string_type":
+        return f"must be text, not a {'list' if isinstance(got, list) else 'mapping'} (got {got!r})"
     if kind in _TYPE_WORDS:
         return f"{_TYPE_WORDS[kind]} (got {got!r})"
     return message

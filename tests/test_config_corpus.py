@@ -99,6 +99,7 @@ def test_a_mistake_names_exactly_its_key_paths(corpus_project: Path, tmp_path: P
     assert code == INVALID, stdout + stderr
     assert named_paths(stderr) == set(case.paths), stderr
     assert "Traceback" not in stderr and "pattern" not in stderr and "'^" not in stderr
+    assert "Input should" not in stderr, "pydantic's wording: say what is allowed in words"
     assert not out.exists(), "a bad config must write nothing"
 
 
