@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import itertools
+import json
 import re
 import runpy
 from pathlib import Path
@@ -164,3 +165,19 @@ def test_stack_files_read_scalars_as_the_pulumi_cli_does(tmp_path: Path) -> None
     )
     values = read_stack_config(tmp_path, "dev").values
     assert values["demo:m"] == '{"a": "yes", "b": "on", "c": "2027-06-30", "d": "1:30", "e": true, "f": 31, "g": null}'
+
+
+def test_pulumi_up_checks_every_key_the_cli_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The language host passes all stack config as PULUMI_CONFIG (any namespace) and the secret keys
+    as PULUMI_CONFIG_SECRET_KEYS; `read_settings` checks both before the first resource."""
+    values = {**read_stack_config(PROJECT_DIR, "staging").values, "gpu-platfrom:demo": '{"enabled": true}'}
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps(values))
+    monkeypatch.setenv("PULUMI_CONFIG_SECRET_KEYS", json.dumps(["gpu-platform:clusterName", "aws:secretKey"]))
+    monitor = install_mocks("gpu-platform", "staging", "us-west-1", {}, [])
+    try:
+        with pytest.raises(pulumi.RunError) as caught:
+            runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__")
+        assert monitor.registrations == []
+    finally:
+        pulumi.runtime.settings.reset_options()
+    assert named_paths(str(caught.value)) == {"gpu-platfrom:demo", "gpu-platform:clusterName"}
