@@ -17,7 +17,8 @@ PROJECT_DIR = Path(__file__).resolve().parent
 EXIT_OK, EXIT_FAILURE, EXIT_INVALID_CONFIG = 0, 1, 2
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, project_dir: Path = PROJECT_DIR) -> int:
+    """The synth; `project_dir` lets tests run it in-process on a copy of the program."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
     parser.add_argument("--out", required=True, type=Path, help="directory to write the plan into")
@@ -25,19 +26,24 @@ def main(argv: list[str] | None = None) -> int:
 
     sys.path.insert(0, str(PROJECT_DIR))
     from components.settings import SettingsError
-    from offline.config_files import StackFileError
+    from offline.config_files import StackFileError, read_stack_config
     from offline.plan import Plan, clear_outputs
-    from offline.runner import record_program
+    from offline.runner import checked_settings, close_event_loop, record_program
     from offline.summary import render_summary
 
     out: Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    clear_outputs(out)
+    if out.is_dir():
+        clear_outputs(out)
     try:
-        recording = record_program(PROJECT_DIR, args.stack)
+        # A bad config is reported before anything exists: not even the --out directory.
+        checked_settings(read_stack_config(project_dir, args.stack))
+        out.mkdir(parents=True, exist_ok=True)
+        recording = record_program(project_dir, args.stack)
     except (SettingsError, StackFileError) as exc:
         print(f"synth: stack '{args.stack}': {exc}", file=sys.stderr)
         return EXIT_INVALID_CONFIG
+    finally:
+        close_event_loop()
     plan = Plan.from_recording(recording)
     # Write beside the target first so a failure while writing never leaves half a plan.
     with tempfile.TemporaryDirectory(dir=out) as staging_dir:

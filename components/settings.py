@@ -11,12 +11,13 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal, Self, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -24,7 +25,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from components import gpu_catalog, node_allocatable
+from components import config_rules, cron, gpu_catalog, node_allocatable
 from components.constants import PLATFORM_SYSTEM_NAMESPACES, PROJECT
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
@@ -115,6 +116,25 @@ def _gpu_family(value: str) -> str:
     return value
 
 
+def _matching(pattern: str, words: str) -> AfterValidator:
+    """A string check whose error says what is allowed in words (never the regex)."""
+    compiled = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if not compiled.fullmatch(value):
+            raise ValueError(f"{words} (got {value!r})")
+        return value
+
+    return AfterValidator(check)
+
+
+def _schedule(value: str) -> str:
+    try:
+        return cron.check_schedule(value)
+    except cron.CronError as exc:
+        raise ValueError(f"{exc}; must be {cron.SCHEDULE_HELP}") from None
+
+
 def _principal_arn(value: str) -> str:
     if not _PRINCIPAL_ARN.match(value):
         raise ValueError("must be an IAM role or user ARN, e.g. arn:aws:iam::123456789012:role/platform-admin")
@@ -137,6 +157,21 @@ def _tag_key(value: str) -> str:
     return value
 
 
+def _tag_value(value: Any) -> Any:
+    # AWS tag values are strings, but YAML reads `cost-center: 1234` as a number and `true` as a
+    # boolean. Whole numbers and booleans have one spelling, so they are taken as text; a float
+    # may not keep its spelling (1.50 -> 1.5), so it must be quoted.
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        raise ValueError(
+            f'YAML read {value!r} as a number, which may not keep its spelling: quote the value, e.g. "{value}"'
+        )
+    return value
+
+
 def _region(value: str) -> str:
     if value not in SUPPORTED_REGIONS:
         raise ValueError(f"'{value}' is not supported; allowed: {', '.join(SUPPORTED_REGIONS)}")
@@ -154,7 +189,10 @@ def _cluster_name(value: str) -> str:
 
 def _kubernetes_version(value: str) -> str:
     if value not in SUPPORTED_KUBERNETES_VERSIONS:
-        raise ValueError(f"'{value}' is not supported; allowed: {', '.join(SUPPORTED_KUBERNETES_VERSIONS)}")
+        # An unquoted 1.30 reaches the program as "1.3" (YAML reads a number), hence the quoting hint.
+        raise ValueError(
+            f"'{value}' is not supported; allowed: {', '.join(SUPPORTED_KUBERNETES_VERSIONS)} (quote it, e.g. \"1.35\")"
+        )
     return value
 
 
@@ -165,6 +203,20 @@ GpuInstanceType = Annotated[str, AfterValidator(_gpu_instance_type)]
 GpuFamily = Annotated[str, AfterValidator(_gpu_family)]
 PrincipalArn = Annotated[str, AfterValidator(_principal_arn)]
 Cidr = Annotated[str, AfterValidator(_cidr)]
+VpcId = Annotated[str, _matching(r"vpc-[0-9a-f]{8,17}", "must be a VPC id like vpc-0abc1234def567890")]
+SubnetId = Annotated[str, _matching(r"subnet-[0-9a-f]{8,17}", "must be a subnet id like subnet-0abc1234def567890")]
+InstanceType = Annotated[str, _matching(r"[a-z][a-z0-9-]*\.[a-z0-9]+", "must be an EC2 instance type like m6i.large")]
+# Karpenter NodePool CRD patterns (karpenter.sh_nodepools.yaml v1.14.1), said in words.
+BudgetNodes = Annotated[
+    str, _matching(r"((100|[0-9]{1,2})%|[0-9]+)", 'must be a node count like "1" or a percentage like "10%"')
+]
+BudgetDuration = Annotated[
+    str,
+    _matching(
+        r"(([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?", "must be hours and/or minutes like 30m, 10h or 1h30m (no seconds)"
+    ),
+]
+GracePeriod = Annotated[str, _matching(r"([0-9]+(s|m|h))+", "must be a duration like 30m, 1h or 1h30m")]
 
 
 class _Model(BaseModel):
@@ -177,9 +229,9 @@ class _Model(BaseModel):
 
 
 class ExistingNetwork(_Model):
-    vpc_id: Annotated[str, Field(pattern=r"^vpc-[0-9a-f]{8,17}$")]
-    private_subnet_ids: Annotated[list[Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]], Field(min_length=2)]
-    public_subnet_ids: list[Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]] = []
+    vpc_id: VpcId
+    private_subnet_ids: Annotated[list[SubnetId], Field(min_length=2)]
+    public_subnet_ids: list[SubnetId] = []
 
 
 class NetworkSettings(_Model):
@@ -216,10 +268,12 @@ class ClusterSettings(_Model):
 
     @model_validator(mode="after")
     def _public_endpoint_is_restricted(self) -> Self:
-        repeated = sorted({arn for arn in self.admin_principal_arns if self.admin_principal_arns.count(arn) > 1})
-        if repeated:
+        arns = self.admin_principal_arns
+        repeat = next((i for i, arn in enumerate(arns) if arn in arns[:i]), None)
+        if repeat is not None:
             raise ValueError(
-                f"adminPrincipalArns: each principal once (EKS allows one access entry per principal): {repeated}"
+                f"adminPrincipalArns[{repeat}]: each principal once (EKS allows one access entry per principal): "
+                f"{arns[repeat]} repeats adminPrincipalArns[{arns.index(arns[repeat])}]"
             )
         if self.deployer_principal_arn in self.admin_principal_arns:
             raise ValueError(
@@ -246,16 +300,17 @@ class _ScalingSettings(_Model):
     @model_validator(mode="after")
     def _ordered(self) -> Self:
         if not self.min_size <= self.desired_size <= self.max_size:
+            # Name the key to change: maxSize when the bounds cross, else desiredSize.
+            key = "maxSize" if self.min_size > self.max_size else "desiredSize"
             raise ValueError(
-                f"must satisfy minSize <= desiredSize <= maxSize (got {self.min_size}, {self.desired_size}, {self.max_size})"
+                f"{key}: must satisfy minSize <= desiredSize <= maxSize "
+                f"(got {self.min_size}, {self.desired_size}, {self.max_size})"
             )
         return self
 
 
 class SystemNodeGroupSettings(_ScalingSettings):
-    instance_types: Annotated[
-        list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")]], Field(min_length=1)
-    ] = ["m6i.large"]
+    instance_types: Annotated[list[InstanceType], Field(min_length=1)] = ["m6i.large"]
     # Karpenter runs 2 replicas spread over zones with hostname anti-affinity: 2 nodes minimum.
     min_size: Annotated[int, Field(ge=2, le=100)] = 2
     desired_size: Annotated[int, Field(ge=2, le=100)] = 2
@@ -346,7 +401,8 @@ class GpuSharingSettings(_Model):
     """`gpu-platform:gpuSharing`: how many pods share one physical GPU, and how."""
 
     strategy: Literal["time-slicing", "mps", "none"] = "time-slicing"
-    replicas: Annotated[int, Field(ge=1)] = 2  # 1 when strategy is "none" (see _default_replicas)
+    # Bounds depend on the strategy (_replicas_fit_strategy), so the first error gives the real range.
+    replicas: int = 2  # 1 when strategy is "none" (see _default_replicas)
     fail_requests_greater_than_one: bool = True
 
     @model_validator(mode="before")
@@ -382,24 +438,19 @@ class GpuSharingSettings(_Model):
 
 
 class DisruptionBudget(_Model):
-    nodes: Annotated[str, Field(pattern=r"^((100|[0-9]{1,2})%|[0-9]+)$")]
+    nodes: BudgetNodes
     reasons: list[Literal["Underutilized", "Empty", "Drifted"]] | None = None
-    # Karpenter's NodePool CRD pattern: a macro or a five-field cron expression.
-    schedule: (
-        Annotated[
-            str,
-            Field(
-                pattern=r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$"
-            ),
-        ]
-        | None
-    ) = None
-    duration: Annotated[str, Field(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")] | None = None
+    # Parsed as cron in UTC, as Karpenter does at runtime (components/cron.py).
+    schedule: Annotated[str, AfterValidator(_schedule)] | None = None
+    duration: BudgetDuration | None = None
 
     @model_validator(mode="after")
     def _schedule_with_duration(self) -> Self:
-        if (self.schedule is None) != (self.duration is None):
-            raise ValueError("schedule and duration must be set together")
+        # The NodePool CRD's CEL rule: has(x.schedule) == has(x.duration).
+        if self.schedule is not None and self.duration is None:
+            raise ValueError("duration: required with schedule (how long each window lasts, e.g. 10h)")
+        if self.duration is not None and self.schedule is None:
+            raise ValueError(f"schedule: required with duration (when each window starts: {cron.SCHEDULE_HELP})")
         return self
 
 
@@ -426,7 +477,7 @@ class NodePoolSettings(_Model):
     cpu_limit: Annotated[int, Field(ge=1, le=100000)] = 64
     expire_after: Duration = "720h"
     # How long a draining GPU node waits for its pods (a training step, a PDB) before it is forced.
-    termination_grace_period: Annotated[str, Field(pattern=r"^([0-9]+(s|m|h))+$")] = "1h"
+    termination_grace_period: GracePeriod = "1h"
     # WhenEmpty by default: consolidating an underutilized GPU node evicts running GPU jobs.
     consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"] = "WhenEmpty"
     consolidate_after: Duration = "5m"
@@ -461,9 +512,12 @@ class KarpenterSettings(_Model):
     @model_validator(mode="after")
     def _unique_pool_names(self) -> Self:
         names = [p.name for p in self.node_pools]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"nodePools: names must be unique (repeated: {', '.join(duplicates)})")
+        repeat = next((i for i, n in enumerate(names) if n in names[:i]), None)
+        if repeat is not None:
+            raise ValueError(
+                f"nodePools[{repeat}].name: names must be unique (repeated: {names[repeat]}, "
+                f"first used by nodePools[{names.index(names[repeat])}])"
+            )
         return self
 
 
@@ -516,9 +570,8 @@ class ObservabilitySettings(_Model):
     alarm_subscribers: Annotated[list[Annotated[str, AfterValidator(_alarm_subscriber)]], Field(max_length=20)] = []
 
     @model_validator(mode="after")
-    def _alarms_need_metrics(self) -> Self:
-        if self.alarm_subscribers and not self.gpu_metrics:
-            raise ValueError("alarmSubscribers: the alarms need gpuMetrics: true (they watch its GPU metrics)")
+    def _subscribers_once(self) -> Self:
+        # (Subscribers, like the alarm settings, are rejected without gpuMetrics: config_rules._DEPENDENT_KEYS.)
         repeated = sorted({s for s in self.alarm_subscribers if self.alarm_subscribers.count(s) > 1})
         if repeated:
             raise ValueError(f"alarmSubscribers: each subscriber once (repeated: {', '.join(repeated)})")
@@ -530,7 +583,16 @@ class ObservabilitySettings(_Model):
 # Namespaces a lab may never take: the cluster's own, and where the platform's agents run (the
 # GPU admission guard exempts those, so a lab there would escape it).
 LAB_RESERVED_NAMESPACES = tuple(dict.fromkeys((*RESERVED_NAMESPACES, *PLATFORM_SYSTEM_NAMESPACES)))
-_QUANTITY = r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?$"
+_QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?$")
+
+
+def _quantity(value: str) -> str:
+    if not _QUANTITY.match(value):
+        raise ValueError(
+            f"'{value}' is not a Kubernetes quantity: a number with an optional unit m, Ki, Mi, Gi or Ti "
+            "(e.g. cpu '16' or '500m', memory '64Gi')"
+        )
+    return value
 
 
 def _lab_namespace(value: str) -> str:
@@ -550,8 +612,8 @@ class LabSettings(_Model):
     gpu_slots: Annotated[int, Field(ge=1, le=10000)]
     members: Annotated[list[PrincipalArn], Field(max_length=100)] = []
     # ResourceQuota on requests.cpu and on requests/limits.memory.
-    cpu: Annotated[str, Field(pattern=_QUANTITY)] = "16"
-    memory: Annotated[str, Field(pattern=_QUANTITY)] = "64Gi"
+    cpu: Annotated[str, AfterValidator(_quantity)] = "16"
+    memory: Annotated[str, AfterValidator(_quantity)] = "64Gi"
 
     @model_validator(mode="after")
     def _members_once(self) -> Self:
@@ -571,7 +633,9 @@ class StackSettings(_Model):
     cluster_name: Annotated[str, AfterValidator(_cluster_name)]
     kubernetes_version: Annotated[str, AfterValidator(_kubernetes_version)]
     protect_resources: bool = False
-    tags: dict[Annotated[str, AfterValidator(_tag_key)], Annotated[str, Field(max_length=256)]] = {}
+    tags: dict[
+        Annotated[str, AfterValidator(_tag_key)], Annotated[str, BeforeValidator(_tag_value), Field(max_length=256)]
+    ] = {}
     network: NetworkSettings = NetworkSettings()
     cluster: ClusterSettings = ClusterSettings()
     system_nodes: SystemNodeGroupSettings = SystemNodeGroupSettings()
@@ -770,39 +834,64 @@ def _is_structured(annotation: Any) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
-def load_settings(raw_config: Mapping[str, str]) -> StackSettings:
+def load_settings(raw_config: Mapping[str, str], secret_keys: Iterable[str] = ()) -> StackSettings:
     """Validate Pulumi's flat string config map (`namespace:key` -> string) into `StackSettings`.
 
     Structured values arrive as JSON text, as `pulumi.Config.require_object` reads them.
+    `secret_keys` are the keys (or deeper key paths) given as `secure:` values.
     Raises `SettingsError` naming every bad key; never registers or touches anything.
     """
-    problems: list[tuple[str, str]] = []
-    values: dict[str, Any] = {}
     allowed = allowed_config_keys()
+    problems = config_rules.namespace_problems(raw_config, (REGION_KEY, *allowed))
     for key in sorted(raw_config):
         if key.startswith(_NAMESPACE) and key not in allowed:
-            problems.append((key, f"unknown key; allowed: {', '.join(allowed)}"))
-    if REGION_KEY in raw_config:
-        values["region"] = raw_config[REGION_KEY]
-    for name, field in StackSettings.model_fields.items():
-        key = config_key(name)
-        if name == "region" or key not in raw_config:
-            continue
-        text = raw_config[key]
-        if _is_structured(field.annotation):
-            try:
-                values[to_camel(name)] = json.loads(text)
-            except json.JSONDecodeError:
-                problems.append((key, "must be a structured value (a YAML object or list)"))
-        else:
-            values[to_camel(name)] = text
+            hint = config_rules.unknown_key_hint(key, (*allowed, REGION_KEY))
+            problems.append((key, f"unknown key{hint}; allowed: {', '.join(allowed)}"))
+    for path in sorted(set(secret_keys)):
+        top = re.split(r"[.\[]", path)[0]
+        if (path.startswith(_NAMESPACE) or path == REGION_KEY) and top not in config_rules.SECRET_CAPABLE_KEYS:
+            problems.append((path, config_rules.secret_message(path)))
+    values = _raw_values(raw_config, problems)
+    for location, message in config_rules.ignored_settings(values):
+        problems.append((_key_path(list(location)), message))
     try:
         settings = StackSettings.model_validate(values)
     except ValidationError as exc:
-        problems.extend(_problems_from(exc))
+        # A key already reported (empty, secret, ignored) is not reported again by the model.
+        reported = [path for path, _ in problems]
+        problems += [p for p in _problems_from(exc) if not any(_covers(r, p[0]) for r in reported)]
     if problems:
         raise SettingsError(problems)
     return settings
+
+
+def _covers(reported: str, path: str) -> bool:
+    return path == reported or path.startswith((reported + ".", reported + "["))
+
+
+def _raw_values(raw_config: Mapping[str, str], problems: list[tuple[str, str]]) -> dict[str, Any]:
+    """Model input by alias: scalars as text, structured keys parsed; empty values become problems."""
+    values: dict[str, Any] = {}
+    for name, field in StackSettings.model_fields.items():
+        key = REGION_KEY if name == "region" else config_key(name)
+        if key not in raw_config:
+            continue
+        text = raw_config[key]
+        # `key:` with nothing after it: the CLI hands over an empty or JSON-null value, never a name.
+        if text.strip() in ("", "null"):
+            problems.append((key, config_rules.EMPTY_VALUE))
+        elif not _is_structured(field.annotation):
+            values[to_camel(name)] = text
+        else:
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError:
+                problems.append((key, "must be a structured value (a YAML mapping or list), see README.md"))
+                continue
+            values[to_camel(name)] = value
+            for location in config_rules.null_locations(value, (to_camel(name),)):
+                problems.append((_key_path(list(location)), config_rules.EMPTY_VALUE))
+    return values
 
 
 def _problems_from(exc: ValidationError) -> list[tuple[str, str]]:
@@ -812,21 +901,53 @@ def _problems_from(exc: ValidationError) -> list[tuple[str, str]]:
         message = error["msg"].removeprefix("Value error, ")
         # A model-level check names its own key as "<field>: ..."; fold it into the path.
         head, sep, rest = message.partition(": ")
-        if sep and re.fullmatch(r"[a-zA-Z][\w.]*", head):
-            location += [int(part) if part.isdigit() else part for part in head.split(".")]
+        if sep and re.fullmatch(r"[a-zA-Z][\w.\[\]]*", head):
+            # `labs.0.members` and `adminPrincipalArns[0]` both name a list element.
+            location += [
+                int(index or key) if (index or key).isdigit() else key
+                for key, index in re.findall(r"(\w+)|\[(\d+)\]", head)
+            ]
             message = rest
-        problems.append((_key_path(location), _with_allowed(error, message)))
+        problems.append((_key_path(location), _with_allowed(error, message, location)))
     return problems
 
 
-def _with_allowed(error: Any, message: str) -> str:
+_TYPE_WORDS = {
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "list_type": "must be a list, e.g. [a, b]",
+    "dict_type": "must be a mapping of keys to values",
+    "model_type": "must be a mapping of keys to values",
+    "model_attributes_type": "must be a mapping of keys to values",
+}
+_RANGE_ERRORS = ("greater_than_equal", "less_than_equal", "greater_than", "less_than", "too_short", "too_long")
+
+
+def _with_allowed(error: Any, message: str, location: list[Any]) -> str:
     ctx = error.get("ctx") or {}
-    if error["type"] == "literal_error" and "expected" in ctx:
-        return f"{message} (got {error['input']!r})"
-    if error["type"] == "extra_forbidden":
-        return "unknown key; check the spelling against the config reference in README.md"
-    if error["type"] == "missing":
+    kind, got = error["type"], error.get("input")
+    if kind == "literal_error" and "expected" in ctx:
+        choices = re.findall(r"'([^']*)'", ctx["expected"])
+        by_case = {choice.lower(): choice for choice in choices}
+        hint = by_case.get(str(got).lower()) or config_rules.closest(str(got), choices)
+        return f"must be {ctx['expected']} (got {got!r}" + (f"; did you mean '{hint}'?)" if hint else ")")
+    if kind == "extra_forbidden":
+        known = config_rules.known_keys_at(config_rules.schema_at(StackSettings, location[:-1]))
+        hint = config_rules.did_you_mean(str(location[-1]), known)
+        return f"unknown key{hint}; allowed here: {', '.join(known)}"
+    if kind == "missing":
         return "required"
+    if kind in _RANGE_ERRORS:
+        return config_rules.range_words(config_rules.schema_at(StackSettings, location), got) or message
+    if kind == "string_type" and isinstance(got, int | float):
+        return f'must be text, and YAML read {got!r} as a number or boolean: quote the value, e.g. "{got}"'
+    if kind == "string_type":
+        return f"must be text, not a {'list' if isinstance(got, list) else 'mapping'} (got {got!r})"
+    if kind in _TYPE_WORDS:
+        return f"{_TYPE_WORDS[kind]} (got {got!r})"
     return message
 
 
@@ -850,13 +971,16 @@ def _key_path(location: list[Any]) -> str:
 def read_settings() -> StackSettings:
     """Settings of the running Pulumi program; a user mistake stops it with a clean message.
 
-    `pulumi.RunError` is printed by the Pulumi language host without a traceback.
+    The runtime sees every config key of the stack (`PULUMI_CONFIG`, any namespace), so a
+    misspelled namespace is caught here as in the synth. `pulumi.RunError` is printed by the
+    Pulumi language host without a traceback.
     """
     import pulumi
     from pulumi.runtime import config as runtime_config
 
     raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    secrets = {*runtime_config.get_config_secret_keys_env(), *(k for k in raw if runtime_config.is_config_secret(k))}
     try:
-        return load_settings({key: str(value) for key, value in raw.items()})
+        return load_settings({key: str(value) for key, value in raw.items()}, secrets)
     except SettingsError as exc:
         raise pulumi.RunError(exc.render()) from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import runpy
@@ -16,7 +17,7 @@ import pulumi
 from pulumi.runtime import settings as runtime_settings
 
 from components.settings import StackSettings, config_key, load_settings
-from offline.config_files import read_stack_config
+from offline.config_files import StackConfig, read_stack_config
 from offline.mocks import PlatformMocks, RecordingMonitor, Registration
 
 
@@ -42,6 +43,7 @@ def install_mocks(
     The mocked credentials belong to `caller_principal_arn`, by default the stack's configured
     deployer: the synth models the intended `pulumi up`, so the deployer check stays quiet.
     """
+    _open_event_loop()
     runtime_settings.reset_options(project=project, stack=stack, preview=False)
     pulumi.runtime.set_all_config(dict(config), secret_keys)
     caller = caller_principal_arn or _configured_deployer(config)
@@ -64,7 +66,7 @@ def record_program(project_dir: Path | str, stack: str) -> Recording:
     """
     project_dir = Path(project_dir).resolve()
     config = read_stack_config(project_dir, stack)
-    settings = load_settings(config.values)
+    settings = checked_settings(config)
     monitor = install_mocks(config.project, stack, settings.region, config.values, list(config.secret_keys))
     if str(project_dir) not in sys.path:
         sys.path.insert(0, str(project_dir))
@@ -82,6 +84,39 @@ def record_program(project_dir: Path | str, stack: str) -> Recording:
         hidden=dict(monitor.hidden),
         program_order=_positions(monitor.registrations, constructed),
     )
+
+
+def checked_settings(config: StackConfig) -> StackSettings:
+    """The stack's settings, checked as `pulumi up` checks them (`secure:` values by their full path)."""
+    return load_settings(config.values, config.secret_paths)
+
+
+def close_event_loop() -> None:
+    """Close the event loop the mocks ran on, before interpreter shutdown.
+
+    `pulumi.runtime.test` runs the program on the thread's default loop and leaves it open; a loop
+    collected during shutdown closes itself in `BaseEventLoop.__del__` after its selector is gone
+    and prints "Exception ignored ... Invalid file descriptor". Closing it here keeps stderr clean.
+    """
+    try:
+        loop = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:  # no loop on this thread: nothing ran, or it was closed already
+        return
+    if loop.is_closed():
+        return
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.run_until_complete(loop.shutdown_default_executor())
+    loop.close()
+
+
+def _open_event_loop() -> None:
+    """A usable loop for this run: the previous run (in this process) closed its own."""
+    try:
+        loop = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        loop = None
+    if loop is None or loop.is_closed():
+        asyncio.set_event_loop(asyncio.new_event_loop())
 
 
 @contextmanager

@@ -7,6 +7,7 @@ no managed GPU group that can never scale, and a disruption window in the right 
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -117,8 +118,8 @@ def test_a_managed_gpu_group_that_never_scales_is_rejected(stack_configs: dict[s
     [(path, message)] = caught.value.problems
     assert path == "gpu-platform:gpuNodeGroup"
     assert "never scales" in message and "cluster-autoscaler" in message and "enabled: false" in message
-    # Disabled, the same sizes are fine; enabled with a floor of one as well.
-    load_settings(_merged(config, "gpu-platform:gpuNodeGroup", {"enabled": False, "minSize": 0, "desiredSize": 0}))
+    # Disabled (the switch alone) is fine; enabled with a floor of one as well.
+    load_settings({**config, "gpu-platform:gpuNodeGroup": json.dumps({"enabled": False})})
     load_settings(_merged(config, "gpu-platform:gpuNodeGroup", {"desiredSize": 1}))
 
 

@@ -196,8 +196,8 @@ def test_disabled_node_group_creates_nothing(plans: dict[str, Plan]) -> None:
 @pytest.mark.parametrize(
     ("patch", "path", "fragment"),
     [
-        ({"maxPods": 5}, "gpu-platform:gpuNodes.maxPods", "greater than or equal to 10"),
-        ({"podPidsLimit": 5_000_000}, "gpu-platform:gpuNodes.podPidsLimit", "less than or equal to 4194304"),
+        ({"maxPods": 5}, "gpu-platform:gpuNodes.maxPods", "between 10 and 250"),
+        ({"podPidsLimit": 5_000_000}, "gpu-platform:gpuNodes.podPidsLimit", "between 1024 and 4194304"),
         ({"rootVolume": {"sizeGib": 100, "iops": 80000}}, "gpu-platform:gpuNodes.rootVolume.iops", "needs at least 160 GiB"),
     ],
 )  # fmt: skip

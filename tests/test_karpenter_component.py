@@ -26,7 +26,8 @@ def _install(
     values = dict(config.values)
     values.update({f"gpu-platform:{key}": json.dumps(value) for key, value in (extra or {}).items()})
     karpenter = json.loads(values["gpu-platform:karpenter"])
-    values["gpu-platform:karpenter"] = json.dumps({**karpenter, **karpenter_overrides})
+    merged = {**karpenter, **karpenter_overrides}
+    values["gpu-platform:karpenter"] = json.dumps({k: v for k, v in merged.items() if v is not None})
     settings = load_settings(values)
     return settings, install_mocks(config.project, stack, settings.region, values, list(config.secret_keys))
 
@@ -69,9 +70,12 @@ def test_component_outputs_and_children(stack: str) -> None:
 
 @pytest.mark.usefixtures("reset_runtime")
 def test_disabled_karpenter_registers_nothing() -> None:
-    # Staging's GPU capacity is all Karpenter: without it the demo needs the managed group back.
+    # Staging's GPU capacity is all Karpenter: without it the demo needs the managed group back. Only the
+    # switch: pools or replicas next to `enabled: false` are rejected as ignored settings.
     _, monitor = _install(
-        "staging", {"enabled": False}, {"gpuNodeGroup": {"enabled": True, "minSize": 1, "desiredSize": 1}}
+        "staging",
+        {"enabled": False, "replicas": None, "nodePools": None},
+        {"gpuNodeGroup": {"enabled": True, "minSize": 1, "desiredSize": 1}},
     )
 
     @pulumi.runtime.test

@@ -70,15 +70,24 @@ def test_everything_is_off_unless_asked_for() -> None:
 @pytest.mark.parametrize(
     ("observability", "expected"),
     [
-        ({"idleGpuHours": 0}, "gpu-platform:observability.idleGpuHours: Input should be greater than or equal to 1"),
-        ({"idleGpuThresholdPercent": 101}, "gpu-platform:observability.idleGpuThresholdPercent: Input should be less"),
-        ({"stuckGpuNodeMinutes": 5}, "gpu-platform:observability.stuckGpuNodeMinutes: Input should be greater"),
+        (
+            {"gpuMetrics": True, "idleGpuHours": 0},
+            "gpu-platform:observability.idleGpuHours: must be between 1 and 72 (got 0)",
+        ),
+        (
+            {"gpuMetrics": True, "idleGpuThresholdPercent": 101},
+            "observability.idleGpuThresholdPercent: must be between 1 and 100",
+        ),
+        (
+            {"gpuMetrics": True, "stuckGpuNodeMinutes": 5},
+            "observability.stuckGpuNodeMinutes: must be between 10 and 1440",
+        ),
         ({"gpuMetrics": True, "alarmSubscribers": ["oncall"]}, "alarmSubscribers[0]: 'oncall' must be an e-mail"),
         (
             {"gpuMetrics": True, "alarmSubscribers": ["arn:aws:sns:us-west-1:123456789012:x"]},
             "must be an e-mail address or an SQS queue / Lambda function ARN",
         ),
-        ({"alarmSubscribers": ["a@example.com"]}, "alarmSubscribers: the alarms need gpuMetrics: true"),
+        ({"alarmSubscribers": ["a@example.com"]}, "alarmSubscribers: ignored while observability.gpuMetrics is false"),
         ({"gpuMetrics": True, "alarmSubscribers": ["a@example.com"] * 2}, "each subscriber once"),
         ({"gpuMetric": True}, "gpu-platform:observability.gpuMetric: unknown key"),
     ],

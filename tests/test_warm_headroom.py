@@ -100,7 +100,7 @@ def test_default_shape_shrinks_until_a_node_holds_all_its_slots() -> None:
 
 WARM = "gpu-platform:karpenter.nodePools[0]"
 BAD_HEADROOM = [
-    ({"warmGpuSlots": -1}, {}, f"{WARM}.warmGpuSlots", "greater than or equal to 0"),
+    ({"warmGpuSlots": -1}, {}, f"{WARM}.warmGpuSlots", "must be between 0 and 10000 (got -1)"),
     # gpuLimit 8 physical T4s x 3 replicas = 24 slots at most.
     ({"warmGpuSlots": 25}, {}, f"{WARM}.warmGpuSlots", "gpuLimit x replicas = 8 x 3 = 24"),
     # 3 slots x 2 cores = 6 cores do not fit the 3420m of a g4dn.xlarge.
@@ -130,18 +130,24 @@ def test_bad_headroom_names_its_key(pool: dict[str, Any], keys: dict[str, Any], 
     assert [p for p, message in found if p == path and fragment in message], found
 
 
-def test_headroom_of_a_disabled_karpenter_is_not_checked() -> None:
+IGNORED_WITHOUT_KARPENTER = "ignored while karpenter.enabled is false; remove it or set karpenter.enabled: true"
+
+
+def test_warm_slots_of_a_disabled_karpenter_are_rejected_as_ignored() -> None:
     karpenter = json.loads(STAGING["gpu-platform:karpenter"])
     karpenter["enabled"] = False
     karpenter["nodePools"][0]["warmGpuSlots"] = 25
-    settings = load_settings(
-        {
-            **STAGING,
-            "gpu-platform:karpenter": json.dumps(karpenter),
-            "gpu-platform:demo": json.dumps({"enabled": False}),
-        }
-    )
-    assert warm_headroom_manifests.pools_with_headroom(settings) == ()
+    config = {
+        **STAGING,
+        "gpu-platform:karpenter": json.dumps(karpenter),
+        "gpu-platform:demo": json.dumps({"enabled": False}),
+    }
+    with pytest.raises(SettingsError) as caught:
+        load_settings(config)
+    assert ("gpu-platform:karpenter.nodePools", IGNORED_WITHOUT_KARPENTER) in caught.value.problems
+    # Only the switch: no pools, no headroom.
+    off = load_settings({**config, "gpu-platform:karpenter": json.dumps({"enabled": False})})
+    assert warm_headroom_manifests.pools_with_headroom(off) == ()
 
 
 # --- objects -------------------------------------------------------------------------------------------------
