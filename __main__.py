@@ -11,7 +11,7 @@ from components.karpenter import Karpenter, KarpenterArgs
 from components.labs import Labs, LabsArgs
 from components.network import Network, NetworkArgs
 from components.observability import Observability, ObservabilityArgs
-from components.settings import read_settings
+from components.runtime_settings import read_settings
 
 settings = read_settings()
 

@@ -14,12 +14,12 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 from pulumi_eks import ManagedNodeGroup
 
-from components.access_entries import principal_slug
 from components.constants import KARPENTER_DISCOVERY_TAG, SYSTEM_NODE_LABEL_KEY, SYSTEM_NODE_LABEL_VALUE
 from components.launch_template import node_launch_template
 from components.network import Network
 from components.node_repair import node_repair_transforms
 from components.node_role import create_node_role
+from components.renderers.access_entries import principal_slug
 from components.settings import RootVolumeSettings, StackSettings
 
 CONTROL_PLANE_LOG_RETENTION_DAYS = 90

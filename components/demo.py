@@ -1,6 +1,6 @@
 """The learning-lab demo: pods that each request `nvidia.com/gpu: 1` and share one physical GPU.
 
-Objects are rendered by `components.device_plugin_manifests` (security context and why it runs
+Objects are rendered by `components.renderers.device_plugin_manifests` (security context and why it runs
 non-root are explained there); this component only creates them, after the device plugin.
 """
 
@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import device_plugin_manifests as manifests
-from components.demo_placement import place_demo_deployment
 from components.device_plugin import DevicePlugin
+from components.renderers import device_plugin_manifests as manifests
+from components.renderers.demo_placement import place_demo_deployment
 from components.settings import StackSettings
 
 

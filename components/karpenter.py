@@ -14,7 +14,6 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components import karpenter_iam, karpenter_manifests
 from components.constants import (
     KARPENTER_CHART_REPO,
     KARPENTER_NAMESPACE,
@@ -22,6 +21,7 @@ from components.constants import (
     KARPENTER_VERSION,
 )
 from components.node_role import create_node_role
+from components.renderers import karpenter_iam, karpenter_manifests
 from components.settings import NodePoolSettings, StackSettings
 from components.warm_headroom import create_warm_headroom
 

@@ -1,6 +1,6 @@
 """Learning labs and the GPU admission guard: namespaces, quotas, fences, members' EKS access.
 
-Objects are rendered by `components.lab_manifests` and `components.gpu_admission_policy`; this
+Objects are rendered by `components.renderers.lab_manifests` and `components.renderers.gpu_admission_policy`; this
 component only creates them. Members get an EKS access entry and `AmazonEKSEditPolicy` scoped to
 their labs' namespaces (`accessScope.type: namespace`), never the cluster.
 """
@@ -14,8 +14,8 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components import gpu_admission_policy, lab_manifests
-from components.access_entries import principal_slug
+from components.renderers import gpu_admission_policy, lab_manifests
+from components.renderers.access_entries import principal_slug
 from components.settings import StackSettings
 
 _NAMESPACED_KINDS: dict[str, Any] = {

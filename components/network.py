@@ -12,7 +12,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.constants import KARPENTER_DISCOVERY_TAG
-from components.network_layout import private_subnet_tags, public_subnet_tags, subnet_layout
+from components.renderers.network_layout import private_subnet_tags, public_subnet_tags, subnet_layout
 from components.settings import StackSettings
 
 # `opt-in-status` of a region's own availability zones (Local/Wavelength Zones: "opted-in").

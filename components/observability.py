@@ -17,7 +17,6 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_eks as eks
 
-from components import observability_config as config
 from components.constants import (
     CLOUDWATCH_AGENT_NAMESPACE,
     CLOUDWATCH_AGENT_SERVICE_ACCOUNT,
@@ -26,7 +25,8 @@ from components.constants import (
     NODE_MONITORING_AGENT_ADDON,
     NODE_MONITORING_AGENT_ADDON_VERSION,
 )
-from components.gpu_dashboard import render_dashboard
+from components.renderers import observability_config as config
+from components.renderers.gpu_dashboard import render_dashboard
 from components.settings import StackSettings
 
 

@@ -259,7 +259,7 @@ class ClusterSettings(_Model):
     endpoint_public_access: bool = False
     public_access_cidrs: list[Cidr] = []
     admin_principal_arns: list[PrincipalArn] = []
-    # Who runs `pulumi up`: EKS makes it cluster admin itself (see components/access_entries.py).
+    # Who runs `pulumi up`: EKS makes it cluster admin itself (see components/renderers/access_entries.py).
     deployer_principal_arn: PrincipalArn | None = None
     log_types: list[Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]] = [
         "api", "audit", "authenticator",
@@ -966,21 +966,3 @@ def _key_path(location: list[Any]) -> str:
         else:
             path += f"[{json.dumps(part)}]"
     return path
-
-
-def read_settings() -> StackSettings:
-    """Settings of the running Pulumi program; a user mistake stops it with a clean message.
-
-    The runtime sees every config key of the stack (`PULUMI_CONFIG`, any namespace), so a
-    misspelled namespace is caught here as in the synth. `pulumi.RunError` is printed by the
-    Pulumi language host without a traceback.
-    """
-    import pulumi
-    from pulumi.runtime import config as runtime_config
-
-    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-    secrets = {*runtime_config.get_config_secret_keys_env(), *(k for k in raw if runtime_config.is_config_secret(k))}
-    try:
-        return load_settings({key: str(value) for key, value in raw.items()}, secrets)
-    except SettingsError as exc:
-        raise pulumi.RunError(exc.render()) from None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import warm_headroom_manifests
+from components.renderers import warm_headroom_manifests
 from components.settings import NodePoolSettings, StackSettings
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from components.access_entries import cluster_admins
-from components.gpu_capacity import capacity_rows, lab_slot_warning, max_schedulable_slots, warm_headroom_rows
-from components.gpu_quota import quota_needs
-from components.placeholders import placeholder_values
+from components.renderers.access_entries import cluster_admins
+from components.renderers.gpu_capacity import capacity_rows, lab_slot_warning, max_schedulable_slots, warm_headroom_rows
+from components.renderers.gpu_quota import quota_needs
+from components.renderers.placeholders import placeholder_values
 from components.settings import REGION_KEY, StackSettings, config_key
 from offline.plan import Plan
 

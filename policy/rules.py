@@ -25,7 +25,7 @@ from components.constants import (
     GPU_TAINT_VALUE,
 )
 from components.gpu_catalog import GPU_FAMILIES
-from components.placeholders import placeholder_values, placeholders_in
+from components.renderers.placeholders import placeholder_values, placeholders_in
 
 Props = Mapping[str, Any]
 Rule = Callable[[str, Props], list[str]]

@@ -12,14 +12,14 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.access_entries import (
+from components.deployer_check import warn_unless_deployer
+from components.renderers.access_entries import (
     CREATOR_REASON,
     UNKNOWN_DEPLOYER,
     cluster_admins,
     issuer_mismatch,
     principal_slug,
 )
-from components.deployer_check import warn_unless_deployer
 from components.settings import ClusterSettings, SettingsError, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan

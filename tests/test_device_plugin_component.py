@@ -10,9 +10,9 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from components.demo import DemoWorkload, DemoWorkloadArgs
-from components.demo_placement import place_demo_deployment
 from components.device_plugin import DevicePlugin, DevicePluginArgs
-from components.device_plugin_manifests import (
+from components.renderers.demo_placement import place_demo_deployment
+from components.renderers.device_plugin_manifests import (
     demo_deployment,
     demo_namespace,
     demo_network_policy,

@@ -21,8 +21,8 @@ from components.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     gpu_node_labels,
 )
-from components.device_plugin_config import parse_config, plugin_config_for
-from components.device_plugin_manifests import (
+from components.renderers.device_plugin_config import parse_config, plugin_config_for
+from components.renderers.device_plugin_manifests import (
     CHECKOV_SKIP_ANNOTATION_PREFIX,
     CHECKSUM_ANNOTATION,
     DEVICE_PLUGINS_DIR,

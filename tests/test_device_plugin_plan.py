@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from components.constants import DEVICE_PLUGIN_IMAGE, GPU_LABEL_KEY, GPU_RESOURCE, GPU_TAINT
-from components.device_plugin_config import parse_config
-from components.device_plugin_manifests import CHECKSUM_ANNOTATION, PLUGIN_APP, config_checksum
-from components.lab_manifests import LAB_LABEL_KEY
+from components.renderers.device_plugin_config import parse_config
+from components.renderers.device_plugin_manifests import CHECKSUM_ANNOTATION, PLUGIN_APP, config_checksum
+from components.renderers.lab_manifests import LAB_LABEL_KEY
 from components.settings import StackSettings, load_settings
 from offline.plan import Plan
 from tests.k8s_validation import (

@@ -22,15 +22,15 @@ from components.constants import (
     PLATFORM_SYSTEM_NAMESPACES,
     SYSTEM_NAMESPACE,
 )
-from components.device_plugin_manifests import demo_deployment, device_plugin_objects
-from components.gpu_admission_policy import (
+from components.renderers.device_plugin_manifests import demo_deployment, device_plugin_objects
+from components.renderers.gpu_admission_policy import (
     admission_objects,
     admission_policy,
     admission_policy_binding,
     validations,
     workload_admission_policy,
 )
-from components.lab_manifests import lab_namespace
+from components.renderers.lab_manifests import lab_namespace
 from components.settings import GpuSharingSettings, LabSettings, StackSettings, load_settings
 from offline.plan import Plan
 from tests.k8s_validation import validate_core_object

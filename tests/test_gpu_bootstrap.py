@@ -26,7 +26,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from components.constants import gpu_node_labels
-from components.gpu_bootstrap import (
+from components.renderers.gpu_bootstrap import (
     CRI_NAMESPACE,
     MIME_BOUNDARY,
     NODECONFIG_API_VERSION,

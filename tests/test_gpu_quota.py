@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from components.gpu_quota import QuotaNeed, quota_needs, vcpus
+from components.renderers.gpu_quota import QuotaNeed, quota_needs, vcpus
 from components.settings import StackSettings, load_settings
 from offline.plan import Plan
 from offline.summary import render_summary

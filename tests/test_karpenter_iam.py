@@ -21,8 +21,8 @@ import parliament
 import pytest
 from parliament.cli import is_finding_filtered
 
-from components import karpenter_iam
 from components.constants import KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT
+from components.renderers import karpenter_iam
 from components.settings import CLUSTER_NAME_MAX
 
 SCOPE = karpenter_iam.AwsScope(partition="aws", region="us-west-1", account_id="000000000000", cluster_name="lab")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from components import gpu_catalog, karpenter_manifests
+from components import gpu_catalog
 from components.constants import (
     AL2023_AMI_RELEASE,
     GPU_RESOURCE,
@@ -20,7 +20,8 @@ from components.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     gpu_node_labels,
 )
-from components.gpu_bootstrap import render_gpu_user_data
+from components.renderers import karpenter_manifests
+from components.renderers.gpu_bootstrap import render_gpu_user_data
 from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
 from tests.conftest import PROJECT_DIR, STACKS

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from components import gpu_catalog, karpenter_iam, karpenter_manifests
+from components import gpu_catalog
 from components.constants import (
     GPU_LABEL_KEY,
     GPU_RESOURCE,
@@ -19,6 +19,7 @@ from components.constants import (
     NODE_ROLE_MANAGED_POLICIES,
     gpu_node_labels,
 )
+from components.renderers import karpenter_iam, karpenter_manifests
 from components.settings import StackSettings, load_settings
 from offline.plan import Plan
 from tests.conftest import STACKS

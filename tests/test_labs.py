@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from components.access_entries import principal_slug
 from components.constants import GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE
-from components.device_plugin_manifests import demo_deployment
-from components.gpu_capacity import lab_slot_warning, max_schedulable_slots
-from components.lab_manifests import (
+from components.renderers.access_entries import principal_slug
+from components.renderers.device_plugin_manifests import demo_deployment
+from components.renderers.gpu_capacity import lab_slot_warning, max_schedulable_slots
+from components.renderers.lab_manifests import (
     LAB_ACCESS_POLICY_ARN,
     lab_access_scopes,
     lab_objects,

@@ -9,12 +9,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.access_entries import principal_slug
 from components.demo import DemoWorkload, DemoWorkloadArgs
 from components.device_plugin import DevicePlugin, DevicePluginArgs
-from components.gpu_admission_policy import admission_objects
-from components.lab_manifests import lab_objects
 from components.labs import Labs, LabsArgs
+from components.renderers.access_entries import principal_slug
+from components.renderers.gpu_admission_policy import admission_objects
+from components.renderers.lab_manifests import lab_objects
 from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.mocks import Registration

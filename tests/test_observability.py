@@ -12,8 +12,7 @@ from typing import Any
 import pulumi
 import pytest
 
-from components import gpu_dashboard, karpenter_manifests, node_repair
-from components import observability_config as config
+from components import node_repair
 from components.constants import (
     CLOUDWATCH_AGENT_NAMESPACE,
     CLOUDWATCH_AGENT_SERVICE_ACCOUNT,
@@ -23,6 +22,8 @@ from components.constants import (
     NODE_MONITORING_AGENT_ADDON,
     NODE_MONITORING_AGENT_ADDON_VERSION,
 )
+from components.renderers import gpu_dashboard, karpenter_manifests
+from components.renderers import observability_config as config
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from components.placeholders import EXAMPLE_ACCOUNT_IDS, placeholder_values, placeholders_in
+from components.renderers.placeholders import EXAMPLE_ACCOUNT_IDS, placeholder_values, placeholders_in
 from components.settings import load_settings
 from offline.plan import Plan
 from offline.project_copy import copy_program

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from components import gpu_catalog, karpenter_manifests, node_allocatable, warm_headroom_manifests
+from components import gpu_catalog, node_allocatable
 from components.constants import (
     GPU_RESOURCE,
     GPU_TAINT,
@@ -17,8 +17,9 @@ from components.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     gpu_node_labels,
 )
-from components.gpu_bootstrap import render_gpu_user_data
-from components.gpu_capacity import warm_headroom_rows, warm_nodes_held
+from components.renderers import karpenter_manifests, warm_headroom_manifests
+from components.renderers.gpu_bootstrap import render_gpu_user_data
+from components.renderers.gpu_capacity import warm_headroom_rows, warm_nodes_held
 from components.settings import NodePoolSettings, SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan

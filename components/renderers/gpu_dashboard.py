@@ -3,15 +3,15 @@
 Pure: settings in, dict out. Structure: the CloudWatch dashboard body
 (`widgets[]` with `type`, `x`, `y`, `width`, `height`, `properties`; metric widgets with `metrics`,
 `region`, `view`, `period`, `stat`, `title`). Every metric is a Container Insights one AWS documents
-(see `components/observability_config.py`).
+(see `components/renderers/observability_config.py`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from components.gpu_capacity import capacity_rows
-from components.observability_config import (
+from components.renderers.gpu_capacity import capacity_rows
+from components.renderers.observability_config import (
     COLLECTION_INTERVAL_SECONDS,
     METRIC_NAMESPACE,
     NODE_GPU_LIMIT,

@@ -2,7 +2,7 @@
 
 Pure renderers (settings in, plain dicts out). Each lab is a namespace that:
 - enforces the `restricted` Pod Security Standard and carries the GPU-enabled label the admission
-  guard (`components.gpu_admission_policy`) reads;
+  guard (`components.renderers.gpu_admission_policy`) reads;
 - holds a ResourceQuota on `requests.nvidia.com/gpu` (= `gpuSlots`), cpu and memory, with a LimitRange
   that gives every container default requests/limits, so no pod escapes the quota by omitting them;
 - admits traffic only from its own namespace and sends only DNS and HTTPS out (dataset/model downloads).

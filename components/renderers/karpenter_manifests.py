@@ -22,10 +22,10 @@ from components.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     gpu_node_labels,
 )
-from components.gpu_bootstrap import render_gpu_user_data
-from components.gpu_capacity import schedulable_gpus
+from components.renderers.gpu_bootstrap import render_gpu_user_data
+from components.renderers.gpu_capacity import schedulable_gpus
+from components.renderers.warm_headroom_manifests import uses_capacity_buffers
 from components.settings import NodePoolSettings, StackSettings
-from components.warm_headroom_manifests import uses_capacity_buffers
 
 Manifest = dict[str, Any]
 

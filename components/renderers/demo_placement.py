@@ -16,7 +16,7 @@ from typing import Any
 
 from components import gpu_catalog
 from components.constants import EKS_NODE_GROUP_LABEL_KEY, managed_gpu_node_group_name
-from components.gpu_capacity import schedulable_gpus
+from components.renderers.gpu_capacity import schedulable_gpus
 from components.settings import StackSettings
 
 # pulumi-kubernetes skips its readiness await for objects carrying this annotation: the Deployment

@@ -23,7 +23,7 @@ from components.constants import (
     KARPENTER_NAMESPACE,
     WARM_SLOT_IMAGE,
 )
-from components.device_plugin_manifests import checkov_skip_annotations
+from components.renderers.device_plugin_manifests import checkov_skip_annotations
 from components.settings import NodePoolSettings, StackSettings
 
 Manifest = dict[str, Any]

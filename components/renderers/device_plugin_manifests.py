@@ -44,7 +44,7 @@ from components.constants import (
     SHARING_PROFILE_LABEL_KEY,
     SYSTEM_NAMESPACE,
 )
-from components.device_plugin_config import PluginConfig, plugin_config_for, render_config
+from components.renderers.device_plugin_config import PluginConfig, plugin_config_for, render_config
 from components.settings import DemoSettings, GpuSharingSettings
 
 Manifest = dict[str, Any]

@@ -1,0 +1,6 @@
+"""Pure renderers: settings in, plain dicts and strings out (manifests, IAM documents, userData, dashboards).
+
+Nothing in this package imports Pulumi, directly or through the modules it imports; the
+ComponentResources in `components/` call these functions and only register what they return.
+tests/test_renderer_boundary.py enforces it.
+"""
