@@ -100,5 +100,8 @@ class Labs(pulumi.ComponentResource):
                 principal_arn=member,
                 policy_arn=lab_manifests.LAB_ACCESS_POLICY_ARN,
                 access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="namespace", namespaces=namespaces),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]),
+                # Every input forces a replacement, and EKS keeps one association per (principal, policy):
+                # create-before-delete would associate (a no-op) and then disassociate, leaving the member
+                # with no access after a change of labs. Delete first, then create.
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[entry], delete_before_replace=True),
             )

@@ -523,18 +523,25 @@ class KarpenterSettings(_Model):
 
 # Namespaces the cluster owns: the demo creates its namespace and enforces the `restricted` Pod
 # Security Standard on it, which would reject the device plugin's hostPath pods in kube-system.
-RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# Namespaces a lab or the demo may never take: the cluster's own, and where the platform's agents run
+# (the GPU admission guard exempts those, and their Pod Security level is not `restricted`).
+RESERVED_NAMESPACES = tuple(
+    dict.fromkeys(("default", "kube-system", "kube-public", "kube-node-lease", *PLATFORM_SYSTEM_NAMESPACES))
+)
 
 
-def _demo_namespace(value: str) -> str:
-    if value in RESERVED_NAMESPACES:
-        raise ValueError(f"'{value}' is reserved; use a namespace of its own (not {', '.join(RESERVED_NAMESPACES)})")
+def _workload_namespace(value: str) -> str:
+    if value in RESERVED_NAMESPACES or value.startswith("kube-"):
+        raise ValueError(
+            f"'{value}' is a system namespace; use a namespace of its own (not {', '.join(RESERVED_NAMESPACES)}, "
+            "nor any 'kube-' name)"
+        )
     return value
 
 
 class DemoSettings(_Model):
     enabled: bool = False
-    namespace: Annotated[DnsLabel, AfterValidator(_demo_namespace)] = "learning-lab"
+    namespace: Annotated[DnsLabel, AfterValidator(_workload_namespace)] = "learning-lab"
     replicas: Annotated[int, Field(ge=1, le=50)] = 3
     image: PinnedImage = "docker.io/tensorflow/tensorflow:2.12.0-gpu"
 
@@ -580,9 +587,6 @@ class ObservabilitySettings(_Model):
 
 # --- learning labs -----------------------------------------------------------------------------
 
-# Namespaces a lab may never take: the cluster's own, and where the platform's agents run (the
-# GPU admission guard exempts those, so a lab there would escape it).
-LAB_RESERVED_NAMESPACES = tuple(dict.fromkeys((*RESERVED_NAMESPACES, *PLATFORM_SYSTEM_NAMESPACES)))
 _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?$")
 
 
@@ -595,19 +599,10 @@ def _quantity(value: str) -> str:
     return value
 
 
-def _lab_namespace(value: str) -> str:
-    if value in LAB_RESERVED_NAMESPACES or value.startswith("kube-"):
-        raise ValueError(
-            f"'{value}' is a system namespace; a lab needs its own (not {', '.join(LAB_RESERVED_NAMESPACES)}, "
-            "nor any 'kube-' name)"
-        )
-    return value
-
-
 class LabSettings(_Model):
     """One learning lab: its namespace (= name), the shared GPU slots it may hold, its people."""
 
-    name: Annotated[DnsLabel, AfterValidator(_lab_namespace)]
+    name: Annotated[DnsLabel, AfterValidator(_workload_namespace)]
     # nvidia.com/gpu requests the lab may hold at once (shared slots, not physical GPUs).
     gpu_slots: Annotated[int, Field(ge=1, le=10000)]
     members: Annotated[list[PrincipalArn], Field(max_length=100)] = []

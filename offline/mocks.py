@@ -92,6 +92,8 @@ class Registration:
     remote: bool
     inputs: dict[str, Any]
     provider: str | None
+    # Engine options that resources.json does not carry, for component tests.
+    delete_before_replace: bool = False
 
 
 @dataclass
@@ -147,6 +149,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 remote=bool(request.remote),
                 inputs=plain_json(json_format.MessageToDict(request.object)),
                 provider=request.provider or None,
+                delete_before_replace=bool(request.deleteBeforeReplace),
             )
         )
         return response

@@ -190,6 +190,8 @@ CASES: list[Case] = [
     Case("bad-fail-requests", {"gpu-platform:gpuSharing.failRequestsGreaterThanOne": "yes please"}, INVALID, ("gpu-platform:gpuSharing.failRequestsGreaterThanOne",)),
     Case("bad-demo-enabled", {"gpu-platform:demo.enabled": "maybe"}, INVALID, ("gpu-platform:demo.enabled",)),
     Case("bad-demo-namespace", {"gpu-platform:demo.namespace": "kube-system"}, INVALID, ("gpu-platform:demo.namespace",)),
+    Case("demo-in-addon-namespace", {"gpu-platform:demo.namespace": "amazon-cloudwatch", "gpu-platform:labs": DELETE}, INVALID, ("gpu-platform:demo.namespace",)),
+    Case("demo-in-kube-namespace", {"gpu-platform:demo.namespace": "kube-lab", "gpu-platform:labs": DELETE}, INVALID, ("gpu-platform:demo.namespace",)),
     Case("bad-demo-replicas", {"gpu-platform:demo.replicas": 51}, INVALID, ("gpu-platform:demo.replicas",)),
     Case("bad-demo-image", {"gpu-platform:demo.image": "tensorflow"}, INVALID, ("gpu-platform:demo.image",)),
     Case("bad-fast-image-pull", {"gpu-platform:gpuNodes.fastImagePull": "fast"}, INVALID, ("gpu-platform:gpuNodes.fastImagePull",)),

@@ -49,6 +49,7 @@ MESSAGES = {
     "namespace": validations()[2]["message"],
     "privileged": validations()[3]["message"],
     "node-name": validations()[4]["message"],
+    "env-from": validations()[5]["message"],
 }
 
 
@@ -156,6 +157,17 @@ ADMITTED: dict[str, tuple[dict[str, Any], str]] = {
         "vision-lab",
     ),
     "NVIDIA_VISIBLE_DEVICES=void off GPU nodes": (pod(container(env=visible("void"))), "team-apps"),
+    "GPU pod with envFrom under a prefix": (
+        pod(
+            container(gpu=True, envFrom=[{"prefix": "APP_", "configMapRef": {"name": "settings"}}]),
+            tolerations=[GPU_TOLERATION],
+        ),
+        "vision-lab",
+    ),
+    "envFrom without a prefix off GPU nodes": (
+        pod(container(envFrom=[{"configMapRef": {"name": "settings"}}])),
+        "vision-lab",
+    ),
     "privileged pod that does not tolerate the GPU taint": (pod(container(**PRIVILEGED)), "team-apps"),
     "key-less Exists for NoExecute only does not tolerate NoSchedule": (
         pod(tolerations=[{"operator": "Exists", "effect": "NoExecute"}]),
@@ -164,7 +176,11 @@ ADMITTED: dict[str, tuple[dict[str, Any], str]] = {
     "other taints tolerated": (pod(tolerations=[{"key": "dedicated", "operator": "Exists"}]), "team-apps"),
     "a bound pod is updated (nodeName set by the scheduler)": (pod(nodeName="ip-10-0-0-1"), "team-apps"),
     "system namespace: every GPU, privileged, by hand": (
-        pod(container(env=visible("all"), **PRIVILEGED), tolerations=[{"operator": "Exists"}], nodeName="n"),
+        pod(
+            container(env=visible("all"), envFrom=[{"configMapRef": {"name": "c"}}], **PRIVILEGED),
+            tolerations=[{"operator": "Exists"}],
+            nodeName="n",
+        ),
         SYSTEM_NAMESPACE,
     ),
 }
@@ -261,6 +277,28 @@ DENIED: dict[str, tuple[dict[str, Any], str, set[str]]] = {
         {"namespace", "privileged"},
     ),
     **{f"pod created with nodeName, {ns}": (pod(nodeName="ip-10-0-0-1"), ns, {"node-name"}) for ns in NON_SYSTEM},
+    "GPU pod with envFrom and no prefix (a ConfigMap could set NVIDIA_VISIBLE_DEVICES)": (
+        pod(container(gpu=True, envFrom=[{"configMapRef": {"name": "settings"}}]), tolerations=[GPU_TOLERATION]),
+        "vision-lab",
+        {"env-from"},
+    ),
+    "GPU pod with envFrom prefix NVIDIA_ (from a Secret)": (
+        pod(
+            container(gpu=True, envFrom=[{"prefix": "NVIDIA_", "secretRef": {"name": "s"}}]),
+            tolerations=[GPU_TOLERATION],
+        ),
+        "vision-lab",
+        {"env-from"},
+    ),
+    "GPU pod with an empty envFrom prefix in an init container": (
+        pod(
+            container(gpu=True),
+            tolerations=[GPU_TOLERATION],
+            initContainers=[container("init", gpu=True, envFrom=[{"prefix": "", "configMapRef": {"name": "c"}}])],
+        ),
+        "vision-lab",
+        {"env-from"},
+    ),
 }
 
 

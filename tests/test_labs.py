@@ -18,7 +18,7 @@ from components.renderers.lab_manifests import (
     lab_access_scopes,
     lab_objects,
 )
-from components.settings import LAB_RESERVED_NAMESPACES, LabSettings, SettingsError, StackSettings, load_settings
+from components.settings import RESERVED_NAMESPACES, LabSettings, SettingsError, StackSettings, load_settings
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.k8s_validation import validate_core_object
@@ -90,8 +90,7 @@ def test_good_labs_load(staging_config: dict[str, str]) -> None:
 
 
 def test_every_system_namespace_is_reserved() -> None:
-    for name in ("kube-system", "kube-public", "kube-node-lease", "default", "amazon-cloudwatch"):
-        assert name in LAB_RESERVED_NAMESPACES
+    assert RESERVED_NAMESPACES == ("default", "kube-system", "kube-public", "kube-node-lease", "amazon-cloudwatch")
 
 
 def test_stacks_configure_labs(settings: dict[str, StackSettings]) -> None:

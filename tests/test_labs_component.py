@@ -93,6 +93,16 @@ def test_member_resources_are_named_by_arn_not_position(registrations: list[Regi
             assert r.inputs["clusterName"] == "test-cluster" and r.inputs["type"] == "STANDARD"
 
 
+def test_a_change_of_labs_deletes_the_old_association_before_creating_the_new_one(
+    registrations: list[Registration],
+) -> None:
+    """EKS keeps one association per (principal, policy): create-before-delete would end with none."""
+    associations = [r for r in registrations if r.type == ASSOCIATION]
+    assert len(associations) == 3  # prod: vision-lab's two members, nlp-lab's one more (the TA is in both)
+    assert all(r.delete_before_replace for r in associations)
+    assert not any(r.delete_before_replace for r in registrations if r.type == ENTRY)
+
+
 def test_the_demo_runs_in_its_lab_namespace() -> None:
     values = dict(read_stack_config(PROJECT_DIR, "staging").values)
     settings = load_settings(values)

@@ -11,7 +11,10 @@ containers arrive as an UPDATE of `pods/ephemeralcontainers`):
 - pods that tolerate the GPU taint (key `nvidia.com/gpu`, or a key-less `Exists`) in a namespace
   without the GPU-enabled label;
 - privileged containers in pods that tolerate the GPU taint;
-- pods created with `spec.nodeName`, which skips the scheduler and with it the GPU taint.
+- pods created with `spec.nodeName`, which skips the scheduler and with it the GPU taint;
+- in pods that tolerate the GPU taint, `envFrom` without a prefix, or with one that
+  `NVIDIA_VISIBLE_DEVICES` starts with: a ConfigMap or Secret the user writes could otherwise set it
+  (admission cannot read their data), after the device plugin's value.
 
 A second policy applies the same rules to the pod templates of workload controllers (Deployments,
 Jobs, CronJobs, ...), so a bad manifest is refused when it is applied, not later in a ReplicaSet's events.
@@ -88,6 +91,13 @@ def _not_privileged() -> str:
     return "!has(c.securityContext) || !has(c.securityContext.privileged) || !c.securityContext.privileged"
 
 
+def _env_from_cannot_set_visible_devices() -> str:
+    return (
+        f"!has(c.envFrom) || c.envFrom.all(f, has(f.prefix) && f.prefix != '' && "
+        f"!'{VISIBLE_DEVICES_ENV}'.startsWith(f.prefix))"
+    )
+
+
 def validations() -> list[Manifest]:
     """The rules, each with a message that says what to change."""
     tolerates = tolerates_gpu_taint()
@@ -125,6 +135,13 @@ def validations() -> list[Manifest]:
             "expression": f"(object.kind == 'Pod' && request.operation != 'CREATE') || !has({POD_SPEC}.nodeName) "
             f"|| {POD_SPEC}.nodeName == ''",
             "message": "spec.nodeName skips the scheduler and the GPU taint: use nodeSelector or affinity instead",
+            "reason": "Forbidden",
+        },
+        {
+            "expression": f"!({tolerates}) || ({_every_container(_env_from_cannot_set_visible_devices())})",
+            "message": f"in a pod that tolerates the {GPU_TAINT_KEY} taint, envFrom needs a prefix (one that "
+            f"{VISIBLE_DEVICES_ENV} does not start with, e.g. APP_): a ConfigMap or Secret could otherwise set "
+            f"{VISIBLE_DEVICES_ENV}",
             "reason": "Forbidden",
         },
     ]
