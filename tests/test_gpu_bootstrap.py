@@ -25,7 +25,7 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from components.constants import gpu_node_labels
+from components.constants import AL2023_AMI_RELEASE, gpu_node_labels
 from components.renderers.gpu_bootstrap import (
     CRI_NAMESPACE,
     MIME_BOUNDARY,
@@ -52,7 +52,8 @@ from tests.conftest import PROJECT_DIR, STACKS, shared_path
 from tests.crd_validation import crd_to_jsonschema, format_checker
 
 LAUNCHERS: tuple[LaunchedBy, ...] = get_args(LaunchedBy)
-NODECONFIG_CRD = ("schemas", "nodeadm", "v20260724", "node.eks.aws_nodeconfigs.yaml")
+# The NodeConfig CRD of the nodeadm in the pinned AL2023 AMI release (a release bump needs its schema).
+NODECONFIG_CRD = ("schemas", "nodeadm", AL2023_AMI_RELEASE, "node.eks.aws_nodeconfigs.yaml")
 SHELLCHECK = Path(sys.executable).parent / "shellcheck"
 CASES = [(stack, launched_by) for stack in STACKS for launched_by in LAUNCHERS]
 
