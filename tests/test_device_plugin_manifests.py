@@ -25,7 +25,6 @@ from components.renderers.device_plugin_manifests import (
     CHECKOV_SKIP_ANNOTATION_PREFIX,
     CHECKSUM_ANNOTATION,
     DEVICE_PLUGINS_DIR,
-    NAMESPACE,
     PLUGIN_CHECKOV_SKIPS,
     ProfileObjects,
     device_plugin_objects,
@@ -128,7 +127,7 @@ def test_the_validator_refuses_kinds_it_has_no_schema_for() -> None:
 @pytest.mark.parametrize("profile", PROFILES.values(), ids=lambda p: p.profile)
 def test_selectors_volumes_and_names(profile: ProfileObjects) -> None:
     for daemon_set in profile.daemon_sets:
-        assert daemon_set["metadata"]["namespace"] == NAMESPACE
+        assert daemon_set["metadata"]["namespace"] == "kube-system"
         assert profile.profile in daemon_set["metadata"]["name"]
         assert selector_problems(daemon_set) == []
         assert unmounted_volume_problems(pod_spec(daemon_set)) == []
@@ -171,7 +170,7 @@ def test_the_plugin_carries_its_checkov_skips_with_reasons() -> None:
 
 @pytest.mark.parametrize("profile", PROFILES.values(), ids=lambda p: p.profile)
 def test_the_plugin_reads_the_mounted_config(profile: ProfileObjects) -> None:
-    assert profile.config_map["metadata"]["namespace"] == NAMESPACE
+    assert profile.config_map["metadata"]["namespace"] == "kube-system"
     for daemon_set in profile.daemon_sets:
         spec = pod_spec(daemon_set)
         container = spec["containers"][0]
@@ -210,7 +209,8 @@ def test_plugin_container(profile: ProfileObjects) -> None:
     assert "privileged" not in security
     assert set(container["resources"]) == {"requests", "limits"}
     assert {"cpu", "memory"} <= set(container["resources"]["requests"]) & set(container["resources"]["limits"])
-    # Env beats the config file: nothing may override what the file says (device-plugin.md §5).
+    # Env beats the config file (NVIDIA/k8s-device-plugin api/config/v1/flags.go @ v0.20.0, docs/validation.md):
+    # nothing may override what the file says.
     overriding = {
         "MIG_STRATEGY",
         "FAIL_ON_INIT_ERROR",

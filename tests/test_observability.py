@@ -15,7 +15,6 @@ import pytest
 from components import node_repair
 from components.constants import (
     CLOUDWATCH_AGENT_NAMESPACE,
-    CLOUDWATCH_AGENT_SERVICE_ACCOUNT,
     CLOUDWATCH_OBSERVABILITY_ADDON,
     CLOUDWATCH_OBSERVABILITY_ADDON_VERSION,
     GPU_TAINT,
@@ -365,7 +364,7 @@ def test_plans_give_the_agent_its_identity_through_pod_identity(stack: str, plan
         r for r in plan.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
         if r["inputs"]["namespace"] == CLOUDWATCH_AGENT_NAMESPACE
     ]  # fmt: skip
-    assert association["inputs"]["serviceAccount"] == CLOUDWATCH_AGENT_SERVICE_ACCOUNT
+    assert association["inputs"]["serviceAccount"] == "cloudwatch-agent"  # the add-on chart's agent
     role = plan.one("aws:iam/role:Role", "observability-cloudwatch-agent")
     assert role["urn"] in association["dependencies"]
     attachment = plan.one("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "observability-cloudwatch-agent")
