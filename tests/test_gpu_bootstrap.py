@@ -32,7 +32,6 @@ from components.renderers.gpu_bootstrap import (
     NODECONFIG_API_VERSION,
     NODECONFIG_CONTENT_TYPE,
     NODECONFIG_KIND,
-    PREPULL_ATTEMPTS,
     PREPULL_UNIT,
     SHELL_CONTENT_TYPE,
     LaunchedBy,
@@ -385,8 +384,9 @@ def test_pull_waits_for_containerd_skips_present_images_and_retries(tmp_path: Pa
 def test_pull_gives_up_after_the_configured_attempts(tmp_path: Path) -> None:
     code, calls, _ = run_prepull(tmp_path, "--pull", present=[PRESENT], pull_failures=100)
     assert code == 1
-    assert len([call for call in calls if " images pull " in call]) == PREPULL_ATTEMPTS
-    assert len([call for call in calls if call.startswith("sleep")]) == PREPULL_ATTEMPTS - 1
+    # Five attempts, four back-off sleeps between them.
+    assert len([call for call in calls if " images pull " in call]) == 5
+    assert len([call for call in calls if call.startswith("sleep")]) == 4
 
 
 def test_pull_is_idempotent_when_everything_is_present(tmp_path: Path) -> None:
