@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 OUT ?= build
 
-.PHONY: synth test lint golden bench
+.PHONY: synth test test-fast lint golden bench
 
 # 1) set up and synth the staging stack offline
 synth:
@@ -13,6 +13,10 @@ synth:
 # 2) set up and run all tests
 test:
 	$(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q -r requirements-dev.txt && $(PY) -m pytest -q
+
+# the tests that need no synthesized plan and start no subprocess (see tests/conftest.py)
+test-fast:
+	$(PY) -m pytest -q -m "not slow"
 
 lint:
 	$(PY) -m ruff check . && $(PY) -m ruff format --check . && $(PY) -m mypy

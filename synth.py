@@ -2,7 +2,7 @@
 
     python synth.py --stack staging --out DIR
 
-Writes DIR/resources.json, DIR/manifests/*.yaml and DIR/helm.json (see DESIGN.md) and prints a
+Writes DIR/resources.json, DIR/manifests/*.yaml and DIR/helm.json (see docs/offline-synth.md) and prints a
 summary. Exit codes: 0 success, 2 invalid configuration (nothing written), 1 any other failure.
 """
 

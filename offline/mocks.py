@@ -2,7 +2,7 @@
 
 - `RecordingMonitor` builds engine-form URNs, turns off resource references (pulumi-eks remote
   components otherwise hang or hit "Future attached to a different loop" under mocks, see
-  shared reference pulumi.md §5) and records type, name, parent, dependencies, protect and the
+  docs/testing-with-mocks.md) and records type, name, parent, dependencies, protect and the
   raw inputs of each registration.
 - `PlatformMocks` answers the invokes the program makes and returns the outputs it reads, with
   values that are obviously placeholders (account 000000000000, ids `<name>-id`).

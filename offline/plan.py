@@ -1,4 +1,4 @@
-"""The recorded plan of one stack: resources.json, manifests/ and helm.json (DESIGN.md synth contract)."""
+"""The recorded plan of one stack: resources.json, manifests/ and helm.json (docs/offline-synth.md)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -113,3 +115,40 @@ def managed_group_config(managed_group_project: Path) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def managed_group_plan(managed_group_project: Path) -> Plan:
     return synthesize("staging", managed_group_project / "out", managed_group_project)
+
+
+# --- the fast path: `make test-fast` runs `pytest -m "not slow"` ----------------------------------------------
+# A test is slow when it needs a synthesized plan or a scratch copy of the program (each costs a synth in a
+# fresh interpreter), or when it starts a subprocess itself (a linter, bash, a synth, the policy server).
+SLOW_FIXTURES = frozenset(
+    {
+        "staging_plan",
+        "prod_plan",
+        "plans",
+        "project_copy",
+        "managed_group_project",
+        "managed_group_config",
+        "managed_group_plan",
+        "checkov_bin",
+        "checkov_run",
+        "analyzer",
+    }
+)
+SUBPROCESS_CALL = re.compile(r"\b(subprocess\.|run_synth\(|synthesize\(|_policy_check\(|run_prepull\()")
+
+
+def _starts_a_subprocess(item: pytest.Item) -> bool:
+    function = getattr(item, "function", None)
+    try:
+        source = inspect.getsource(function) if function is not None else ""
+    except (OSError, TypeError):
+        return False
+    return bool(SUBPROCESS_CALL.search(source))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark `slow` every test that uses a slow fixture (directly or through another) or runs a subprocess."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & SLOW_FIXTURES or _starts_a_subprocess(item):
+            item.add_marker(pytest.mark.slow)

@@ -11,7 +11,7 @@ CEL rules. No apiserver runs here, so this module rebuilds that pipeline:
   `find()` regex function; transition rules (those reading `oldSelf`) only run on UPDATE and are skipped.
 
 Public entry point for the Karpenter objects: `validate_custom_resource(obj) -> list[str]`.
-The CRDs come from `../shared/schemas/karpenter/v1.14.1` next to the repository root; when that folder
+The CRDs come from `../shared/schemas/karpenter/v<KARPENTER_VERSION>` next to the repository root; when that folder
 is missing the calling test fails if `CI=true` and is skipped otherwise.
 """
 
@@ -30,11 +30,13 @@ import jsonschema
 import yaml
 from cel.stdlib import add_stdlib_to_context
 
+from components.constants import KARPENTER_VERSION
 from tests.conftest import require_present
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_SCHEMAS = REPO_ROOT.parent / "shared" / "schemas"
-KARPENTER_CRD_DIR = SHARED_SCHEMAS / "karpenter" / "v1.14.1"
+# The CRDs of the Karpenter release the program installs: a version bump needs that release's schemas.
+KARPENTER_CRD_DIR = SHARED_SCHEMAS / "karpenter" / f"v{KARPENTER_VERSION}"
 
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 

@@ -1,7 +1,7 @@
 """Offline checks for core Kubernetes objects: strict schema validation (all errors) and the semantics no schema knows.
 
 `validate_core_object` uses kubernetes-validate's bundled strict schemas (unknown fields rejected),
-but reports every error instead of the first one (validation-tools.md §2): it loads the kind's
+but reports every error instead of the first one (docs/validation.md, core objects): it loads the kind's
 schema and `_definitions.json` into a `referencing.Registry` and iterates a Draft 2020-12 validator.
 A kind without a bundled schema (a custom resource) raises - never passes silently.
 

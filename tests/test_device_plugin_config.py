@@ -104,7 +104,8 @@ def test_staging_shares_each_gpu_three_ways() -> None:
 def test_mps_config_names_the_mps_root() -> None:
     config = plugin_config_for(GpuSharingSettings(strategy="mps", replicas=4))
     assert config.strategy == "mps"
-    assert config.flags.mps_root == MPS_ROOT
+    # The MPS root of the NVIDIA Helm chart (deployments/helm/nvidia-device-plugin/values.yaml `mps.root` @ v0.20.0).
+    assert config.flags.mps_root == "/run/nvidia/mps"
 
 
 @pytest.mark.parametrize("sharing", VARIANTS, ids=lambda s: s.profile)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.constants import DEVICE_PLUGIN_IMAGE, GPU_LABEL_KEY, GPU_RESOURCE, GPU_TAINT
+from components.constants import GPU_LABEL_KEY, GPU_RESOURCE, GPU_TAINT
 from components.renderers.device_plugin_config import parse_config
 from components.renderers.device_plugin_manifests import CHECKSUM_ANNOTATION, PLUGIN_APP, config_checksum
 from components.renderers.lab_manifests import LAB_LABEL_KEY
@@ -22,6 +22,7 @@ from tests.k8s_validation import (
     tolerates,
     validate_core_object,
 )
+from tests.test_device_plugin_manifests import PINNED_PLUGIN_IMAGE
 
 PLUGIN_TYPE = "gpu-platform:gpu:DevicePlugin"
 DEMO_TYPE = "gpu-platform:demo:DemoWorkload"
@@ -84,7 +85,7 @@ def test_staging_writes_the_time_slicing_config_and_its_daemon_set(staging_plan:
     assert parse_config(text).strategy == "time-slicing"
     template = daemon_set["spec"]["template"]
     assert template["metadata"]["annotations"][CHECKSUM_ANNOTATION] == config_checksum(text)
-    assert template["spec"]["containers"][0]["image"] == DEVICE_PLUGIN_IMAGE
+    assert template["spec"]["containers"][0]["image"] == PINNED_PLUGIN_IMAGE
 
 
 @pytest.mark.parametrize("stack", ["staging", "prod"])

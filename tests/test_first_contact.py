@@ -19,7 +19,6 @@ import yaml
 
 from components.constants import (
     AL2023_AMI_KUBERNETES_PATCH,
-    AL2023_AMI_RELEASE,
     EKS_NODE_GROUP_LABEL_KEY,
     al2023_release_version,
     gpu_node_labels,
@@ -73,7 +72,13 @@ def test_every_supported_kubernetes_version_has_its_release_patch() -> None:
     assert set(AL2023_AMI_KUBERNETES_PATCH) == set(SUPPORTED_KUBERNETES_VERSIONS)
     for minor, patch in AL2023_AMI_KUBERNETES_PATCH.items():
         assert re.fullmatch(re.escape(minor) + r"\.[0-9]+", patch)
-        assert al2023_release_version(minor) == f"{patch}-{AL2023_AMI_RELEASE.removeprefix('v')}"
+    # The managed node group releaseVersion "<patch>-<date>" of release v20260724, written by hand from the
+    # awslabs/amazon-eks-ami release notes that components/constants.py cites.
+    assert {minor: al2023_release_version(minor) for minor in SUPPORTED_KUBERNETES_VERSIONS} == {
+        "1.34": "1.34.9-20260724",
+        "1.35": "1.35.6-20260724",
+        "1.36": "1.36.2-20260724",
+    }
 
 
 def test_managed_gpu_group_runs_the_ami_release_karpenter_pins(

@@ -25,14 +25,13 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from components.constants import gpu_node_labels
+from components.constants import AL2023_AMI_RELEASE, gpu_node_labels
 from components.renderers.gpu_bootstrap import (
     CRI_NAMESPACE,
     MIME_BOUNDARY,
     NODECONFIG_API_VERSION,
     NODECONFIG_CONTENT_TYPE,
     NODECONFIG_KIND,
-    PREPULL_ATTEMPTS,
     PREPULL_UNIT,
     SHELL_CONTENT_TYPE,
     LaunchedBy,
@@ -52,7 +51,8 @@ from tests.conftest import PROJECT_DIR, STACKS, shared_path
 from tests.crd_validation import crd_to_jsonschema, format_checker
 
 LAUNCHERS: tuple[LaunchedBy, ...] = get_args(LaunchedBy)
-NODECONFIG_CRD = ("schemas", "nodeadm", "v20260724", "node.eks.aws_nodeconfigs.yaml")
+# The NodeConfig CRD of the nodeadm in the pinned AL2023 AMI release (a release bump needs its schema).
+NODECONFIG_CRD = ("schemas", "nodeadm", AL2023_AMI_RELEASE, "node.eks.aws_nodeconfigs.yaml")
 SHELLCHECK = Path(sys.executable).parent / "shellcheck"
 CASES = [(stack, launched_by) for stack in STACKS for launched_by in LAUNCHERS]
 
@@ -384,8 +384,9 @@ def test_pull_waits_for_containerd_skips_present_images_and_retries(tmp_path: Pa
 def test_pull_gives_up_after_the_configured_attempts(tmp_path: Path) -> None:
     code, calls, _ = run_prepull(tmp_path, "--pull", present=[PRESENT], pull_failures=100)
     assert code == 1
-    assert len([call for call in calls if " images pull " in call]) == PREPULL_ATTEMPTS
-    assert len([call for call in calls if call.startswith("sleep")]) == PREPULL_ATTEMPTS - 1
+    # Five attempts, four back-off sleeps between them.
+    assert len([call for call in calls if " images pull " in call]) == 5
+    assert len([call for call in calls if call.startswith("sleep")]) == 4
 
 
 def test_pull_is_idempotent_when_everything_is_present(tmp_path: Path) -> None:

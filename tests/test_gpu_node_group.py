@@ -30,7 +30,8 @@ LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 NODE_GROUP = "eks:index:ManagedNodeGroup"
 ROLE = "aws:iam/role:Role"
 ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
-# Set by pulumi-eks' own launch template only; with ours EKS/pulumi-eks reject them (reference pulumi.md §3).
+# Set by pulumi-eks' own launch template only; with ours pulumi-eks rejects them (pulumi/pulumi-eks
+# nodejs/eks/nodes/nodegroup.ts @ v4.4.0: "If you provide a custom launch template, you cannot provide ...").
 FORBIDDEN_WITH_OWN_TEMPLATE = (
     "userData", "kubeletExtraArgs", "bootstrapExtraArgs", "nodeadmExtraOptions", "enableIMDSv2",
     "enableImdSv2", "amiId", "gpu", "diskSize", "remoteAccess",

@@ -1,5 +1,5 @@
 """The offline CRD validator itself: every vendored CEL rule compiles, valid objects pass, and each
-kind of mistake the apiserver rejects is rejected here too (validation-tools.md §3 negative cases)."""
+kind of mistake the apiserver rejects is rejected here too (how: docs/validation.md, custom resources)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from tests.crd_validation import (
     validate_custom_resource,
 )
 
-# Known-good objects (karpenter.md §9 / validation-tools.md §3): the negative cases mutate one field each.
+# Known-good objects, accepted by the v1.14.1 CRDs: the negative cases mutate one field each.
 VALID_NODEPOOL: dict[str, Any] = {
     "apiVersion": "karpenter.sh/v1",
     "kind": "NodePool",
@@ -104,7 +104,7 @@ def _rename_node_class_ref(obj: dict[str, Any]) -> None:
     _np_spec(obj)["nodeClasRef"] = _np_spec(obj).pop("nodeClassRef")
 
 
-# (case id, valid base, mutation, expected fragment of one error) — validation-tools.md §3 table, plus
+# (case id, valid base, mutation, expected fragment of one error) — one per mechanism (schema, strict, CEL), plus
 # the ObjectMeta and int32 checks this validator adds.
 NEGATIVE_CASES: list[tuple[str, dict[str, Any], Mutation, str]] = [
     (
@@ -257,7 +257,8 @@ def test_unknown_api_version_or_kind_is_an_error(api_version: str, kind: str) ->
 
 # --- every CEL rule of the vendored CRDs ---------------------------------------------------------------
 
-# Rules per CRD file (karpenter.md §2 / validation-tools.md §3): the walker must find them all.
+# `x-kubernetes-validations` rules per CRD file, counted in aws/karpenter-provider-aws pkg/apis/crds/ @ v1.14.1
+# (../shared/schemas holds byte copies): the walker must find them all.
 EXPECTED_RULE_COUNTS = {
     "karpenter.sh_nodepools.yaml": 20,
     "karpenter.k8s.aws_ec2nodeclasses.yaml": 54,

@@ -1,7 +1,8 @@
 """Karpenter IAM renderers against the official Karpenter 1.14.1 statements, and linted by parliament.
 
 EXPECTED_POLICIES transcribes the six `AWS::IAM::ManagedPolicy` documents of the getting-started
-CloudFormation at tag v1.14.1 (karpenter.md §3.2) with its placeholders: ${P} partition, ${R} region,
+CloudFormation (aws/karpenter-provider-aws, website/content/en/docs/getting-started/
+getting-started-with-karpenter/cloudformation.yaml @ v1.14.1) with its placeholders: ${P} partition, ${R} region,
 ${A} account, ${C} ClusterName, ${NODE_ROLE_ARN} = KarpenterNodeRole.Arn, ${QUEUE_ARN} =
 KarpenterInterruptionQueue.Arn. Differences from the CloudFormation, all presentational:
 - our documents always write Action/Resource as lists (CFN mixes strings and lists; IAM treats them alike),
@@ -327,7 +328,7 @@ def test_interruption_queue_policy_matches_official_document() -> None:
     }
 
 
-# Official EventBridge rules (karpenter.md §3.3): source and detail-type of each.
+# Official EventBridge rules (the five AWS::Events::Rule of that CloudFormation @ v1.14.1): source and detail-type of each.
 OFFICIAL_EVENT_RULES = {
     ("aws.health", "AWS Health Event"),
     ("aws.ec2", "EC2 Spot Instance Interruption Warning"),

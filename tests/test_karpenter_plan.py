@@ -12,10 +12,8 @@ from components.constants import (
     GPU_LABEL_KEY,
     GPU_RESOURCE,
     GPU_TAINT,
-    KARPENTER_CHART_REPO,
     KARPENTER_NAMESPACE,
     KARPENTER_SERVICE_ACCOUNT,
-    KARPENTER_VERSION,
     NODE_ROLE_MANAGED_POLICIES,
     gpu_node_labels,
 )
@@ -224,8 +222,8 @@ def test_crd_chart_then_controller_chart_without_crds(stack: Any) -> None:
     charts = {c["name"]: c for c in plan.helm}
     assert charts["karpenter-crd"] | {"urn": None, "values": None} == {
         "name": "karpenter-crd",
-        "chart": f"{KARPENTER_CHART_REPO}/karpenter-crd",
-        "version": KARPENTER_VERSION,
+        "chart": "oci://public.ecr.aws/karpenter/karpenter-crd",
+        "version": "1.14.1",
         "namespace": KARPENTER_NAMESPACE,
         "repository": None,
         "skipCrds": False,
@@ -235,7 +233,7 @@ def test_crd_chart_then_controller_chart_without_crds(stack: Any) -> None:
     controller = charts["karpenter"]
     assert controller["chart"] == "oci://public.ecr.aws/karpenter/karpenter"
     assert (controller["version"], controller["namespace"], controller["skipCrds"]) == (
-        KARPENTER_VERSION,
+        "1.14.1",
         KARPENTER_NAMESPACE,
         True,
     )

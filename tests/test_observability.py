@@ -15,7 +15,6 @@ import pytest
 from components import node_repair
 from components.constants import (
     CLOUDWATCH_AGENT_NAMESPACE,
-    CLOUDWATCH_AGENT_SERVICE_ACCOUNT,
     CLOUDWATCH_OBSERVABILITY_ADDON,
     CLOUDWATCH_OBSERVABILITY_ADDON_VERSION,
     GPU_TAINT,
@@ -350,8 +349,8 @@ def test_plans_install_both_add_ons_after_the_system_nodes(stack: str, plans: di
     plan = plans[stack]
     addons = {r["inputs"]["addonName"]: r for r in plan.of_type(ADDON)}
     monitoring, cloudwatch = addons[NODE_MONITORING_AGENT_ADDON], addons[CLOUDWATCH_OBSERVABILITY_ADDON]
-    assert monitoring["inputs"]["addonVersion"] == NODE_MONITORING_AGENT_ADDON_VERSION
-    assert cloudwatch["inputs"]["addonVersion"] == CLOUDWATCH_OBSERVABILITY_ADDON_VERSION
+    assert monitoring["inputs"]["addonVersion"] == "v1.6.6-eksbuild.1"
+    assert cloudwatch["inputs"]["addonVersion"] == "v6.5.0-eksbuild.1"
     assert json.loads(monitoring["inputs"]["configurationValues"]) == config.node_monitoring_agent_configuration()
     assert json.loads(cloudwatch["inputs"]["configurationValues"]) == config.cloudwatch_observability_configuration()
     assert MNG in _dependency_types(plan, monitoring)
@@ -365,7 +364,7 @@ def test_plans_give_the_agent_its_identity_through_pod_identity(stack: str, plan
         r for r in plan.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
         if r["inputs"]["namespace"] == CLOUDWATCH_AGENT_NAMESPACE
     ]  # fmt: skip
-    assert association["inputs"]["serviceAccount"] == CLOUDWATCH_AGENT_SERVICE_ACCOUNT
+    assert association["inputs"]["serviceAccount"] == "cloudwatch-agent"  # the add-on chart's agent
     role = plan.one("aws:iam/role:Role", "observability-cloudwatch-agent")
     assert role["urn"] in association["dependencies"]
     attachment = plan.one("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "observability-cloudwatch-agent")

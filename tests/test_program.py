@@ -216,15 +216,17 @@ def test_system_node_group(plans: dict[str, Plan], stack_configs: dict[str, dict
 def test_prod_protects_foundations(
     plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]], stack: str
 ) -> None:
-    plan, settings = plans[stack], load_settings(stack_configs[stack])
+    plan = plans[stack]
+    # Pulumi.prod.yaml sets protectResources: true; staging keeps the default (false).
+    protected = {"staging": False, "prod": True}[stack]
     foundations = [
         plan.one("eks:index:Cluster", "cluster-eks"),
         plan.one("aws:ec2/vpc:Vpc", "network-vpc"),
         plan.one("aws:kms/key:Key", "cluster-secrets"),
     ]
-    assert [r["protect"] for r in foundations] == [settings.protect_resources] * 3
-    assert plan.one("eks:index:Cluster", "cluster-eks")["inputs"]["deletionProtection"] is settings.protect_resources
-    assert settings.protect_resources is (stack == "prod")
+    assert [r["protect"] for r in foundations] == [protected] * 3
+    assert plan.one("eks:index:Cluster", "cluster-eks")["inputs"]["deletionProtection"] is protected
+    assert load_settings(stack_configs[stack]).protect_resources is protected
 
 
 def test_a_config_mistake_stops_the_program_before_any_resource() -> None:

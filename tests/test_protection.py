@@ -24,7 +24,8 @@ FOUNDATIONS: dict[str, str] = {
     "aws:sqs/queue:Queue": "the Karpenter interruption queue",
 }
 KARPENTER_CHART = "oci://public.ecr.aws/karpenter/karpenter"
-# Chart default (karpenter 1.14.1 values.yaml, karpenter.md): used when the values do not override it.
+# Chart default (aws/karpenter-provider-aws charts/karpenter/values.yaml @ v1.14.1, `podDisruptionBudget`): used
+# when the values do not override it.
 CHART_DEFAULT_PDB = {"name": "karpenter", "maxUnavailable": 1}
 # Karpenter's CRD default when a NodePool sets no budgets.
 DEFAULT_BUDGETS = [{"nodes": "10%"}]

@@ -121,7 +121,7 @@ def documents(plans: dict[str, Plan]) -> list[PolicyDocument]:
 
 @pytest.fixture(scope="module")
 def parliament_configured() -> None:
-    """Community auditors' issue types must be known before enhance_finding (validation-tools.md §5)."""
+    """Community auditors' issue types must be known before enhance_finding (docs/validation.md, IAM policies)."""
     package_dir = Path(parliament.__file__).parent
     parliament.override_config(str(package_dir / "community_auditors" / "config_override.yaml"))
 

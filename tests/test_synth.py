@@ -1,4 +1,4 @@
-"""The offline synth contract (DESIGN.md): files, URNs, edges, determinism, exit codes."""
+"""The offline synth contract (docs/offline-synth.md): files, URNs, edges, determinism, exit codes."""
 
 from __future__ import annotations
 
