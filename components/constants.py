@@ -37,6 +37,9 @@ KARPENTER_CHART_REPO: Final = "oci://public.ecr.aws/karpenter"
 SYSTEM_NAMESPACE: Final = "kube-system"
 KARPENTER_NAMESPACE: Final = SYSTEM_NAMESPACE
 KARPENTER_SERVICE_ACCOUNT: Final = "karpenter"
+# The controller's IAM role is f"{cluster_name}{KARPENTER_CONTROLLER_ROLE_SUFFIX}": the longest name
+# derived from the cluster name, so it also bounds the cluster name (settings.CLUSTER_NAME_MAX).
+KARPENTER_CONTROLLER_ROLE_SUFFIX: Final = "-karpenter-controller"
 # Namespaces where the platform's own agents run (device plugin, MPS daemon, Karpenter, CloudWatch
 # agents): the GPU admission guard does not apply there, and no lab may use one.
 PLATFORM_SYSTEM_NAMESPACES: Final = tuple(dict.fromkeys((SYSTEM_NAMESPACE, KARPENTER_NAMESPACE, "amazon-cloudwatch")))

@@ -26,7 +26,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from components import config_rules, cron, gpu_catalog, node_allocatable
-from components.constants import PLATFORM_SYSTEM_NAMESPACES, PROJECT
+from components.constants import KARPENTER_CONTROLLER_ROLE_SUFFIX, PLATFORM_SYSTEM_NAMESPACES, PROJECT
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
 SUPPORTED_REGIONS = (
@@ -52,8 +52,8 @@ MAX_PODS_RANGE = (10, 250)
 POD_PIDS_LIMIT_RANGE = (1024, 4194304)
 
 # IAM role names are capped at 64 characters; the longest name derived from the cluster name
-# is f"{cluster}-karpenter-controller" (21 extra characters).
-LONGEST_DERIVED_SUFFIX = "-karpenter-controller"
+# is the Karpenter controller role's (21 extra characters).
+LONGEST_DERIVED_SUFFIX = KARPENTER_CONTROLLER_ROLE_SUFFIX
 IAM_NAME_MAX = 64
 CLUSTER_NAME_MAX = IAM_NAME_MAX - len(LONGEST_DERIVED_SUFFIX)
 
