@@ -34,7 +34,8 @@ SUPPORTED_REGIONS = (
     "eu-west-1", "eu-west-2", "eu-central-1", "eu-north-1",
     "ap-northeast-1", "ap-northeast-2", "ap-south-1", "ap-southeast-1", "ap-southeast-2",
 )  # fmt: skip
-CONTROL_PLANE_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+# EKS control-plane log types (enabled_cluster_log_types); pydantic names these in its error.
+ControlPlaneLogType = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
 
 # gp3 limits (EC2 CreateVolume): 3,000-80,000 IOPS, 125-2,000 MiB/s, at most 500 IOPS per GiB
 # and 0.25 MiB/s per provisioned IOPS.
@@ -261,7 +262,7 @@ class ClusterSettings(_Model):
     admin_principal_arns: list[PrincipalArn] = []
     # Who runs `pulumi up`: EKS makes it cluster admin itself (see components/renderers/access_entries.py).
     deployer_principal_arn: PrincipalArn | None = None
-    log_types: list[Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]] = [
+    log_types: list[ControlPlaneLogType] = [
         "api", "audit", "authenticator",
     ]  # fmt: skip
     vpc_cni: VpcCniSettings = VpcCniSettings()

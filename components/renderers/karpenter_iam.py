@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from components.constants import KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT
+from components.constants import IAM_POLICY_VERSION, KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT
 
 PolicyDocument = dict[str, Any]
-IAM_POLICY_VERSION: Final = "2012-10-17"
 
 # Policy purpose -> the official ManagedPolicy it reproduces (`KarpenterController<Name>Policy-${ClusterName}`).
 CONTROLLER_POLICY_PURPOSES: Final = {

@@ -21,10 +21,10 @@ from components.constants import (
     CLOUDWATCH_AGENT_SERVICE_ACCOUNT,
     CONTAINER_INSIGHTS_NAMESPACE,
     GPU_TAINT,
+    IAM_POLICY_VERSION,
 )
 from components.settings import StackSettings
 
-IAM_POLICY_VERSION: Final = "2012-10-17"
 CLOUDWATCH_AGENT_POLICY: Final = "CloudWatchAgentServerPolicy"  # AWS managed: least privilege for the agent
 
 # The agent publishes one EMF event per node (and pod) per collection interval; the alarms count

@@ -21,6 +21,7 @@ from components.constants import (
     GPU_RESOURCE,
     GPU_TAINT,
     KARPENTER_NAMESPACE,
+    NODEPOOL_LABEL,
     WARM_SLOT_IMAGE,
 )
 from components.renderers.device_plugin_manifests import checkov_skip_annotations
@@ -30,7 +31,6 @@ Manifest = dict[str, Any]
 
 CAPACITY_BUFFER_API_VERSION: Final = "autoscaling.x-k8s.io/v1beta1"
 ACTIVE_CAPACITY_STRATEGY: Final = "buffer.x-k8s.io/active-capacity"
-NODEPOOL_LABEL: Final = "karpenter.sh/nodepool"
 HEADROOM_COMPONENT: Final = "warm-gpu-headroom"
 # Buffers and their templates are platform objects next to the controller that reads them.
 HEADROOM_NAMESPACE: Final = KARPENTER_NAMESPACE
