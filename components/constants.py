@@ -98,6 +98,8 @@ def managed_gpu_node_group_name(cluster_name: str) -> str:
 
 
 GPU_TAINT: Final = {"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": GPU_TAINT_EFFECT}
+# Tolerates exactly that taint (workloads meant for GPU nodes); copy it into each object (`dict(...)`).
+GPU_TOLERATION: Final = {**GPU_TAINT, "operator": "Equal"}
 
 
 def gpu_node_labels(sharing_profile: str) -> dict[str, str]:

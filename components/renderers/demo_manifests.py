@@ -23,7 +23,7 @@ from components.constants import (
     GPU_LABEL_KEY,
     GPU_LABEL_VALUE,
     GPU_RESOURCE,
-    GPU_TAINT,
+    GPU_TOLERATION,
     PROJECT,
     managed_gpu_node_group_name,
 )
@@ -119,14 +119,7 @@ def demo_deployment(demo: DemoSettings) -> Manifest:
                             "seccompProfile": {"type": "RuntimeDefault"},
                         },
                         "nodeSelector": {GPU_LABEL_KEY: GPU_LABEL_VALUE},
-                        "tolerations": [
-                            {
-                                "key": GPU_TAINT["key"],
-                                "operator": "Equal",
-                                "value": GPU_TAINT["value"],
-                                "effect": GPU_TAINT["effect"],
-                            }
-                        ],
+                        "tolerations": [dict(GPU_TOLERATION)],
                         "containers": [
                             {
                                 "name": "tensorflow",

@@ -216,6 +216,47 @@ MPS_MOUNTS: list[Manifest] = [
 ]
 
 
+def _gpu_node_daemon_set(
+    name: str,
+    selector: dict[str, str],
+    labels: dict[str, str],
+    profile: str,
+    config_text: str,
+    pod_spec: Manifest,
+    annotations: dict[str, str] | None = None,
+) -> Manifest:
+    """A node-critical DaemonSet on the GPU nodes of one sharing profile, rolled when its config changes.
+
+    Neither daemon talks to the API server (the plugin uses the kubelet's socket): no token, no service links.
+    """
+    metadata: Manifest = {"name": name, "namespace": NAMESPACE, "labels": labels}
+    if annotations:
+        metadata["annotations"] = annotations
+    return plain_manifest(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": metadata,
+            "spec": {
+                "selector": {"matchLabels": selector},
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
+                "template": {
+                    "metadata": {"labels": labels, "annotations": {CHECKSUM_ANNOTATION: config_checksum(config_text)}},
+                    "spec": {
+                        "priorityClassName": "system-node-critical",
+                        "automountServiceAccountToken": False,
+                        "enableServiceLinks": False,
+                        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+                        "affinity": gpu_node_affinity(profile),
+                        "tolerations": [GPU_TAINT_TOLERATION],
+                        **pod_spec,
+                    },
+                },
+            },
+        }
+    )
+
+
 def device_plugin_daemon_set(profile: str, config: PluginConfig, config_text: str) -> Manifest:
     name = plugin_name(profile)
     selector, labels = _labels(PLUGIN_APP, name, "device-plugin", profile)
@@ -230,51 +271,33 @@ def device_plugin_daemon_set(profile: str, config: PluginConfig, config_text: st
         env.append({"name": "MPS_ROOT", "value": _mps_root(config)})
         mounts += MPS_MOUNTS
         volumes += _mps_volumes(_mps_root(config))
-    return plain_manifest(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "DaemonSet",
-            "metadata": {
-                "name": name,
-                "namespace": NAMESPACE,
-                "labels": labels,
-                "annotations": checkov_skip_annotations(PLUGIN_CHECKOV_SKIPS),
-            },
-            "spec": {
-                "selector": {"matchLabels": selector},
-                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
-                "template": {
-                    "metadata": {"labels": labels, "annotations": {CHECKSUM_ANNOTATION: config_checksum(config_text)}},
-                    "spec": {
-                        "priorityClassName": "system-node-critical",
-                        # The plugin talks to the kubelet over its socket, never to the API server.
-                        "automountServiceAccountToken": False,
-                        "enableServiceLinks": False,
-                        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-                        "affinity": gpu_node_affinity(profile),
-                        "tolerations": [GPU_TAINT_TOLERATION],
-                        "containers": [
-                            {
-                                "name": "nvidia-device-plugin-ctr",
-                                "image": DEVICE_PLUGIN_IMAGE,
-                                "imagePullPolicy": "IfNotPresent",
-                                "command": ["nvidia-device-plugin"],
-                                "env": env,
-                                # Runs as root (image USER 0) to write its socket into the root-owned kubelet directory.
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "readOnlyRootFilesystem": GPU_CONTAINER_READ_ONLY_ROOT,
-                                    "capabilities": {"drop": ["ALL"], **_add(required_capabilities(config))},
-                                },
-                                "resources": DAEMON_RESOURCES,
-                                "volumeMounts": mounts,
-                            }
-                        ],
-                        "volumes": volumes,
+    return _gpu_node_daemon_set(
+        name,
+        selector,
+        labels,
+        profile,
+        config_text,
+        annotations=checkov_skip_annotations(PLUGIN_CHECKOV_SKIPS),
+        pod_spec={
+            "containers": [
+                {
+                    "name": "nvidia-device-plugin-ctr",
+                    "image": DEVICE_PLUGIN_IMAGE,
+                    "imagePullPolicy": "IfNotPresent",
+                    "command": ["nvidia-device-plugin"],
+                    "env": env,
+                    # Runs as root (image USER 0) to write its socket into the root-owned kubelet directory.
+                    "securityContext": {
+                        "allowPrivilegeEscalation": False,
+                        "readOnlyRootFilesystem": GPU_CONTAINER_READ_ONLY_ROOT,
+                        "capabilities": {"drop": ["ALL"], **_add(required_capabilities(config))},
                     },
-                },
-            },
-        }
+                    "resources": DAEMON_RESOURCES,
+                    "volumeMounts": mounts,
+                }
+            ],
+            "volumes": volumes,
+        },
     )
 
 
@@ -288,58 +311,45 @@ def mps_control_daemon_set(profile: str, config: PluginConfig, config_text: str)
     name = mps_daemon_name(profile)
     selector, labels = _labels(MPS_DAEMON_APP, name, "mps-control-daemon", profile)
     privileged = {"privileged": True}
-    return plain_manifest(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "DaemonSet",
-            "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
-            "spec": {
-                "selector": {"matchLabels": selector},
-                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
-                "template": {
-                    "metadata": {"labels": labels, "annotations": {CHECKSUM_ANNOTATION: config_checksum(config_text)}},
-                    "spec": {
-                        "priorityClassName": "system-node-critical",
-                        "automountServiceAccountToken": False,
-                        "enableServiceLinks": False,
-                        "hostPID": True,
-                        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-                        "affinity": gpu_node_affinity(profile),
-                        "tolerations": [GPU_TAINT_TOLERATION],
-                        "initContainers": [
-                            {
-                                "name": "mps-control-daemon-mounts",
-                                "image": DEVICE_PLUGIN_IMAGE,
-                                "imagePullPolicy": "IfNotPresent",
-                                "command": ["mps-control-daemon", "mount-shm"],
-                                "securityContext": privileged,
-                                "resources": DAEMON_RESOURCES,
-                                "volumeMounts": [
-                                    {
-                                        "name": "mps-root",
-                                        "mountPath": MPS_CONTAINER_ROOT,
-                                        "mountPropagation": "Bidirectional",
-                                    }
-                                ],
-                            }
-                        ],
-                        "containers": [
-                            {
-                                "name": "mps-control-daemon-ctr",
-                                "image": DEVICE_PLUGIN_IMAGE,
-                                "imagePullPolicy": "IfNotPresent",
-                                "command": ["mps-control-daemon"],
-                                "env": [{"name": "CONFIG_FILE", "value": CONFIG_FILE}, *NVIDIA_RUNTIME_ENV],
-                                "securityContext": privileged,
-                                "resources": DAEMON_RESOURCES,
-                                "volumeMounts": [*MPS_MOUNTS, CONFIG_MOUNT],
-                            }
-                        ],
-                        "volumes": [*_mps_volumes(_mps_root(config)), _config_volume(profile)],
-                    },
-                },
-            },
-        }
+    return _gpu_node_daemon_set(
+        name,
+        selector,
+        labels,
+        profile,
+        config_text,
+        pod_spec={
+            "hostPID": True,
+            "initContainers": [
+                {
+                    "name": "mps-control-daemon-mounts",
+                    "image": DEVICE_PLUGIN_IMAGE,
+                    "imagePullPolicy": "IfNotPresent",
+                    "command": ["mps-control-daemon", "mount-shm"],
+                    "securityContext": privileged,
+                    "resources": DAEMON_RESOURCES,
+                    "volumeMounts": [
+                        {
+                            "name": "mps-root",
+                            "mountPath": MPS_CONTAINER_ROOT,
+                            "mountPropagation": "Bidirectional",
+                        }
+                    ],
+                }
+            ],
+            "containers": [
+                {
+                    "name": "mps-control-daemon-ctr",
+                    "image": DEVICE_PLUGIN_IMAGE,
+                    "imagePullPolicy": "IfNotPresent",
+                    "command": ["mps-control-daemon"],
+                    "env": [{"name": "CONFIG_FILE", "value": CONFIG_FILE}, *NVIDIA_RUNTIME_ENV],
+                    "securityContext": privileged,
+                    "resources": DAEMON_RESOURCES,
+                    "volumeMounts": [*MPS_MOUNTS, CONFIG_MOUNT],
+                }
+            ],
+            "volumes": [*_mps_volumes(_mps_root(config)), _config_volume(profile)],
+        },
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from components.constants import (
     GPU_RESOURCE,
-    GPU_TAINT,
+    GPU_TOLERATION,
     KARPENTER_NAMESPACE,
     NODEPOOL_LABEL,
     WARM_SLOT_IMAGE,
@@ -82,7 +82,7 @@ def pod_template(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
             "metadata": {"labels": _labels(pool)},
             "spec": {
                 "nodeSelector": {NODEPOOL_LABEL: pool.name},
-                "tolerations": [{**GPU_TAINT, "operator": "Equal"}],
+                "tolerations": [dict(GPU_TOLERATION)],
                 "automountServiceAccountToken": False,
                 "securityContext": {
                     "runAsNonRoot": True,
