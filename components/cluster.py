@@ -47,6 +47,8 @@ class Cluster(pulumi.ComponentResource):
     endpoint: pulumi.Output[str]
     kubeconfig: pulumi.Output[Any]  # secret: it grants cluster access
     node_security_group_id: pulumi.Output[str]
+    # The cluster's OIDC issuer (no IAM OIDC provider is created: Karpenter uses Pod Identity, not IRSA).
+    oidc_issuer: pulumi.Output[str]
     secrets_key: aws.kms.Key
     provider: k8s.Provider
     system_node_group: ManagedNodeGroup
@@ -64,6 +66,7 @@ class Cluster(pulumi.ComponentResource):
         self.endpoint = self.eks.eks_cluster.endpoint
         self.kubeconfig = pulumi.Output.secret(self.eks.kubeconfig_json)
         self.node_security_group_id = self.eks.node_security_group_id
+        self.oidc_issuer = self.eks.oidc_issuer
         # Karpenter's controller gets its AWS credentials through EKS Pod Identity.
         self.pod_identity_agent = self._addon(name, settings, "eks-pod-identity-agent", "pod-identity-agent")
         self.system_node_group = self._system_node_group(name, args)
@@ -80,6 +83,7 @@ class Cluster(pulumi.ComponentResource):
                 "endpoint": self.endpoint,
                 "kubeconfig": self.kubeconfig,
                 "nodeSecurityGroupId": self.node_security_group_id,
+                "oidcIssuer": self.oidc_issuer,
                 "secretsKeyArn": self.secrets_key.arn,
             }
         )

@@ -37,10 +37,11 @@ def test_cluster_declares_its_outputs(stack: str) -> None:
         assert cluster.cluster_name == settings.cluster_name  # physical name, known before deployment
 
         def verify(values: list[Any]) -> None:
-            eks_name, endpoint, security_group, kubeconfig, kubeconfig_secret = values
+            eks_name, endpoint, security_group, oidc_issuer, kubeconfig, kubeconfig_secret = values
             assert eks_name == settings.cluster_name
             assert endpoint == f"https://{settings.cluster_name}.placeholder.eks.{settings.region}.amazonaws.com"
             assert security_group == "sg-placeholdernodes"  # the mock's node security group
+            assert oidc_issuer.endswith(f"oidc.eks.{settings.region}.amazonaws.com/id/PLACEHOLDER")
             assert json.loads(kubeconfig)["clusters"][0]["cluster"]["server"] == endpoint
             assert kubeconfig_secret is True, "the kubeconfig grants cluster access: it stays secret"
             checked.append(eks_name)
@@ -49,6 +50,7 @@ def test_cluster_declares_its_outputs(stack: str) -> None:
             cluster.eks_cluster_name,
             cluster.endpoint,
             cluster.node_security_group_id,
+            cluster.oidc_issuer,
             cluster.kubeconfig,
             pulumi.Output.from_input(cluster.kubeconfig.is_secret()),
         ).apply(verify)
