@@ -67,8 +67,7 @@ class Cluster(pulumi.ComponentResource):
         self.kubeconfig = pulumi.Output.secret(self.eks.kubeconfig_json)
         self.node_security_group_id = self.eks.node_security_group_id
         self.oidc_issuer = self.eks.oidc_issuer
-        # Karpenter's controller gets its AWS credentials through EKS Pod Identity.
-        self.pod_identity_agent = self._addon(name, settings, "eks-pod-identity-agent", "pod-identity-agent")
+        self.pod_identity_agent = self._pod_identity_agent(name, settings)
         self.system_node_group = self._system_node_group(name, args)
         self.coredns = self._coredns(name, settings)
         self.provider = k8s.Provider(
@@ -157,11 +156,12 @@ class Cluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, protect=settings.protect_resources, depends_on=[log_group]),
         )
 
-    def _addon(self, name: str, settings: StackSettings, addon_name: str, suffix: str) -> aws.eks.Addon:
+    def _pod_identity_agent(self, name: str, settings: StackSettings) -> aws.eks.Addon:
+        # Karpenter's controller (and the CloudWatch agent) get their AWS credentials through EKS Pod Identity.
         return aws.eks.Addon(
-            f"{name}-{suffix}",
+            f"{name}-pod-identity-agent",
             cluster_name=self.eks_cluster_name,
-            addon_name=addon_name,
+            addon_name="eks-pod-identity-agent",
             tags=settings.tags,
             opts=pulumi.ResourceOptions(parent=self),
         )
