@@ -34,9 +34,8 @@ if settings.karpenter.enabled:
         "karpenter",
         KarpenterArgs(
             settings=settings,
-            cluster_name=cluster.name,
-            eks_cluster_name=cluster.eks.eks_cluster.name,
-            cluster_endpoint=cluster.eks.eks_cluster.endpoint,
+            eks_cluster_name=cluster.eks_cluster_name,
+            cluster_endpoint=cluster.endpoint,
             k8s_provider=cluster.provider,
             system_node_group=cluster.system_node_group,
             pod_identity_agent=cluster.pod_identity_agent,
@@ -51,7 +50,7 @@ device_plugin = DevicePlugin("nvidia-device-plugin", DevicePluginArgs(settings=s
 # --- Learning labs (namespace, quota, members) and the GPU admission guard ---
 labs = Labs(
     "labs",
-    LabsArgs(settings=settings, k8s_provider=cluster.provider, eks_cluster_name=cluster.eks.eks_cluster.name),
+    LabsArgs(settings=settings, k8s_provider=cluster.provider, eks_cluster_name=cluster.eks_cluster_name),
 )
 if settings.demo.enabled:
     DemoWorkload(
@@ -71,7 +70,7 @@ if settings.observability.node_repair or settings.observability.gpu_metrics:
         "observability",
         ObservabilityArgs(
             settings=settings,
-            eks_cluster_name=cluster.eks.eks_cluster.name,
+            eks_cluster_name=cluster.eks_cluster_name,
             system_node_group=cluster.system_node_group,
             pod_identity_agent=cluster.pod_identity_agent,
         ),
@@ -79,9 +78,9 @@ if settings.observability.node_repair or settings.observability.gpu_metrics:
     if observability.alarm_topic is not None:
         pulumi.export("gpuAlarmTopicArn", observability.alarm_topic.arn)
 
-pulumi.export("clusterName", cluster.name)
-pulumi.export("kubeconfig", pulumi.Output.secret(cluster.eks.kubeconfig_json))
-pulumi.export("nodeSecurityGroupId", cluster.eks.node_security_group_id)
+pulumi.export("clusterName", cluster.cluster_name)
+pulumi.export("kubeconfig", cluster.kubeconfig)
+pulumi.export("nodeSecurityGroupId", cluster.node_security_group_id)
 pulumi.export("vpcId", network.vpc_id)
 pulumi.export("privateSubnetIds", network.private_subnet_ids)
 pulumi.export("publicSubnetIds", network.public_subnet_ids)

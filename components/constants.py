@@ -27,6 +27,27 @@ SHARING_PROFILE_LABEL_KEY: Final = "gpu-platform.io/gpu-sharing"
 SYSTEM_NODE_LABEL_KEY: Final = "gpu-platform.io/node-role"
 SYSTEM_NODE_LABEL_VALUE: Final = "system"
 
+# --- Well-known node labels (Kubernetes and Karpenter) ---------------------------------------
+# Used in NodePool requirements and read by the policy pack's GPU-exclusion rule.
+INSTANCE_TYPE_LABEL: Final = "node.kubernetes.io/instance-type"
+INSTANCE_FAMILY_LABEL: Final = "karpenter.k8s.aws/instance-family"
+INSTANCE_GPU_MANUFACTURER_LABEL: Final = "karpenter.k8s.aws/instance-gpu-manufacturer"
+INSTANCE_GPU_COUNT_LABEL: Final = "karpenter.k8s.aws/instance-gpu-count"
+CAPACITY_TYPE_LABEL: Final = "karpenter.sh/capacity-type"
+NODEPOOL_LABEL: Final = "karpenter.sh/nodepool"
+ARCH_LABEL: Final = "kubernetes.io/arch"
+OS_LABEL: Final = "kubernetes.io/os"
+ZONE_LABEL: Final = "topology.kubernetes.io/zone"
+HOSTNAME_LABEL: Final = "kubernetes.io/hostname"
+
+# Version of every IAM policy and trust document the platform writes.
+IAM_POLICY_VERSION: Final = "2012-10-17"
+
+# --- Pulumi type tokens shared by the offline plan and the policy pack ---------------------------
+HELM_RELEASE_TYPE: Final = "kubernetes:helm.sh/v3:Release"
+HELM_CHART_TYPE: Final = "kubernetes:helm.sh/v4:Chart"
+HELM_TYPES: Final = (HELM_RELEASE_TYPE, HELM_CHART_TYPE)
+
 # --- Discovery -----------------------------------------------------------------------------
 # Karpenter finds subnets and the node security group by this tag (value: the cluster name).
 KARPENTER_DISCOVERY_TAG: Final = "karpenter.sh/discovery"
@@ -37,6 +58,9 @@ KARPENTER_CHART_REPO: Final = "oci://public.ecr.aws/karpenter"
 SYSTEM_NAMESPACE: Final = "kube-system"
 KARPENTER_NAMESPACE: Final = SYSTEM_NAMESPACE
 KARPENTER_SERVICE_ACCOUNT: Final = "karpenter"
+# The controller's IAM role is f"{cluster_name}{KARPENTER_CONTROLLER_ROLE_SUFFIX}": the longest name
+# derived from the cluster name, so it also bounds the cluster name (settings.CLUSTER_NAME_MAX).
+KARPENTER_CONTROLLER_ROLE_SUFFIX: Final = "-karpenter-controller"
 # Namespaces where the platform's own agents run (device plugin, MPS daemon, Karpenter, CloudWatch
 # agents): the GPU admission guard does not apply there, and no lab may use one.
 PLATFORM_SYSTEM_NAMESPACES: Final = tuple(dict.fromkeys((SYSTEM_NAMESPACE, KARPENTER_NAMESPACE, "amazon-cloudwatch")))
@@ -74,6 +98,8 @@ def managed_gpu_node_group_name(cluster_name: str) -> str:
 
 
 GPU_TAINT: Final = {"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": GPU_TAINT_EFFECT}
+# Tolerates exactly that taint (workloads meant for GPU nodes); copy it into each object (`dict(...)`).
+GPU_TOLERATION: Final = {**GPU_TAINT, "operator": "Equal"}
 
 
 def gpu_node_labels(sharing_profile: str) -> dict[str, str]:
@@ -94,15 +120,19 @@ NODE_ROLE_MANAGED_POLICIES: Final = (
 # their veth), so they cannot reach the node's credentials; they get AWS access through EKS Pod
 # Identity. What must read IMDS (nodeadm, the VPC CNI, the Pod Identity agent) runs in the host
 # network. Karpenter's EC2NodeClass spelling; launch templates translate it.
+IMDS_HTTP_ENDPOINT: Final = "enabled"
+IMDS_HTTP_PROTOCOL_IPV6: Final = "disabled"
 IMDS_HTTP_TOKENS: Final = "required"
 IMDS_HOP_LIMIT: Final = 1
 NODE_METADATA_OPTIONS: Final = {
-    "httpEndpoint": "enabled",
-    "httpProtocolIPv6": "disabled",
+    "httpEndpoint": IMDS_HTTP_ENDPOINT,
+    "httpProtocolIPv6": IMDS_HTTP_PROTOCOL_IPV6,
     "httpPutResponseHopLimit": IMDS_HOP_LIMIT,
     "httpTokens": IMDS_HTTP_TOKENS,
 }
-# Root device of the AL2023 EKS AMIs.
+# Root device of the AL2023 EKS AMIs, and the volume type of every node root volume (launch templates
+# and EC2NodeClasses alike).
+ROOT_VOLUME_TYPE: Final = "gp3"
 ROOT_DEVICE_NAME: Final = "/dev/xvda"
 
 # --- Observability add-ons -----------------------------------------------------------------------

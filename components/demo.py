@@ -1,7 +1,7 @@
 """The learning-lab demo: pods that each request `nvidia.com/gpu: 1` and share one physical GPU.
 
-Objects are rendered by `components.renderers.device_plugin_manifests` (security context and why it runs
-non-root are explained there); this component only creates them, after the device plugin.
+Objects are rendered by `components.renderers.demo_manifests` (security context, why it runs non-root
+and where its pods go are explained there); this component only creates them, after the device plugin.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.device_plugin import DevicePlugin
-from components.renderers import device_plugin_manifests as manifests
-from components.renderers.demo_placement import place_demo_deployment
+from components.renderers import demo_manifests as manifests
 from components.settings import StackSettings
 
 
@@ -53,7 +52,7 @@ class DemoWorkload(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.namespace])),
         )
 
-        deployment = place_demo_deployment(manifests.demo_deployment(settings.demo), settings)
+        deployment = manifests.place_demo_deployment(manifests.demo_deployment(settings.demo), settings)
         # In its namespace, after its NetworkPolicy, once the device plugin can advertise nvidia.com/gpu
         # and the managed GPU nodes (if any) have joined.
         gpu_nodes = [args.gpu_node_group] if args.gpu_node_group is not None else []

@@ -9,7 +9,14 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_aws as aws
 
-from components.constants import IMDS_HOP_LIMIT, IMDS_HTTP_TOKENS, ROOT_DEVICE_NAME
+from components.constants import (
+    IMDS_HOP_LIMIT,
+    IMDS_HTTP_ENDPOINT,
+    IMDS_HTTP_PROTOCOL_IPV6,
+    IMDS_HTTP_TOKENS,
+    ROOT_DEVICE_NAME,
+    ROOT_VOLUME_TYPE,
+)
 from components.settings import RootVolumeSettings
 
 
@@ -31,8 +38,9 @@ def node_launch_template(
         description=description,
         user_data=base64.b64encode(user_data.encode("utf-8")).decode("ascii") if user_data else None,
         metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-            http_endpoint="enabled",
-            http_protocol_ipv6="disabled",
+            # The same values as the EC2NodeClass's NODE_METADATA_OPTIONS, in the launch template's spelling.
+            http_endpoint=IMDS_HTTP_ENDPOINT,
+            http_protocol_ipv6=IMDS_HTTP_PROTOCOL_IPV6,
             http_put_response_hop_limit=IMDS_HOP_LIMIT,
             http_tokens=IMDS_HTTP_TOKENS,
         ),
@@ -41,7 +49,7 @@ def node_launch_template(
                 device_name=ROOT_DEVICE_NAME,
                 ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
                     volume_size=root_volume.size_gib,
-                    volume_type="gp3",
+                    volume_type=ROOT_VOLUME_TYPE,
                     iops=root_volume.iops,
                     throughput=root_volume.throughput_mibps,
                     # The launch template API takes these booleans as strings.

@@ -12,7 +12,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.constants import KARPENTER_DISCOVERY_TAG
-from components.renderers.network_layout import private_subnet_tags, public_subnet_tags, subnet_layout
+from components.renderers.network_layout import SubnetPair, private_subnet_tags, public_subnet_tags, subnet_layout
 from components.settings import StackSettings
 
 # `opt-in-status` of a region's own availability zones (Local/Wavelength Zones: "opted-in").
@@ -61,9 +61,22 @@ class Network(pulumi.ComponentResource):
         self.public_subnet_ids = pulumi.Output.from_input(list(existing.public_subnet_ids))
 
     def _create(self, name: str, settings: StackSettings) -> None:
-        cluster = settings.cluster_name
-        tags = settings.tags
-        child = pulumi.ResourceOptions(parent=self)
+        layout = subnet_layout(settings.network, self._standard_zones())
+        vpc = aws.ec2.Vpc(
+            f"{name}-vpc",
+            cidr_block=settings.network.vpc_cidr,
+            enable_dns_hostnames=True,
+            enable_dns_support=True,
+            tags={**settings.tags, "Name": f"{settings.cluster_name}-vpc"},
+            opts=pulumi.ResourceOptions(parent=self, protect=settings.protect_resources),
+        )
+        public_subnets, nat_ids = self._public_subnets(name, settings, vpc, layout)
+        private_subnets = self._private_subnets(name, settings, vpc, layout, nat_ids)
+        self.vpc_id = vpc.id
+        self.private_subnet_ids = pulumi.Output.all(*[s.id for s in private_subnets]).apply(list)
+        self.public_subnet_ids = pulumi.Output.all(*[s.id for s in public_subnets]).apply(list)
+
+    def _standard_zones(self) -> list[str]:
         # Regular zones only: opted-in Local and Wavelength Zones are "available" too (and can sort
         # first), but they lack most instance types, NAT gateways and EKS control-plane ENIs.
         zones = aws.get_availability_zones(
@@ -71,16 +84,15 @@ class Network(pulumi.ComponentResource):
             filters=[aws.GetAvailabilityZonesFilterArgs(name="opt-in-status", values=[STANDARD_ZONE_OPT_IN_STATUS])],
             opts=pulumi.InvokeOptions(parent=self),
         ).names
-        layout = subnet_layout(settings.network, list(zones))
+        return list(zones)
 
-        vpc = aws.ec2.Vpc(
-            f"{name}-vpc",
-            cidr_block=settings.network.vpc_cidr,
-            enable_dns_hostnames=True,
-            enable_dns_support=True,
-            tags={**tags, "Name": f"{cluster}-vpc"},
-            opts=pulumi.ResourceOptions(parent=self, protect=settings.protect_resources),
-        )
+    def _public_subnets(
+        self, name: str, settings: StackSettings, vpc: aws.ec2.Vpc, layout: list[SubnetPair]
+    ) -> tuple[list[aws.ec2.Subnet], list[pulumi.Output[str]]]:
+        """Public subnets routed to an internet gateway, with the NAT gateway(s) private subnets use."""
+        cluster = settings.cluster_name
+        tags = settings.tags
+        child = pulumi.ResourceOptions(parent=self)
         gateway = aws.ec2.InternetGateway(
             f"{name}-igw", vpc_id=vpc.id, tags={**tags, "Name": f"{cluster}-igw"}, opts=child
         )
@@ -91,8 +103,7 @@ class Network(pulumi.ComponentResource):
             tags={**tags, "Name": f"{cluster}-public"},
             opts=child,
         )
-
-        public_subnets, private_subnets, nat_ids = [], [], []
+        public_subnets, nat_ids = [], []
         for index, pair in enumerate(layout):
             public = aws.ec2.Subnet(
                 f"{name}-public-{index}",
@@ -118,7 +129,21 @@ class Network(pulumi.ComponentResource):
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[gateway]),
                 )
                 nat_ids.append(nat.id)
+        return public_subnets, nat_ids
 
+    def _private_subnets(
+        self,
+        name: str,
+        settings: StackSettings,
+        vpc: aws.ec2.Vpc,
+        layout: list[SubnetPair],
+        nat_ids: list[pulumi.Output[str]],
+    ) -> list[aws.ec2.Subnet]:
+        """Private subnets for nodes, each routed through a NAT gateway (round-robin when there is one)."""
+        cluster = settings.cluster_name
+        tags = settings.tags
+        child = pulumi.ResourceOptions(parent=self)
+        private_subnets = []
         for index, pair in enumerate(layout):
             private = aws.ec2.Subnet(
                 f"{name}-private-{index}",
@@ -141,7 +166,4 @@ class Network(pulumi.ComponentResource):
                 f"{name}-private-{index}", subnet_id=private.id, route_table_id=routes.id, opts=child
             )
             private_subnets.append(private)
-
-        self.vpc_id = vpc.id
-        self.private_subnet_ids = pulumi.Output.all(*[s.id for s in private_subnets]).apply(list)
-        self.public_subnet_ids = pulumi.Output.all(*[s.id for s in public_subnets]).apply(list)
+        return private_subnets

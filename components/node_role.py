@@ -9,11 +9,11 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.constants import NODE_ROLE_MANAGED_POLICIES
+from components.constants import IAM_POLICY_VERSION, NODE_ROLE_MANAGED_POLICIES
 
 EC2_TRUST_POLICY = json.dumps(
     {
-        "Version": "2012-10-17",
+        "Version": IAM_POLICY_VERSION,
         "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
     },
     sort_keys=True,

@@ -26,7 +26,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from components import config_rules, cron, gpu_catalog, node_allocatable
-from components.constants import PLATFORM_SYSTEM_NAMESPACES, PROJECT
+from components.constants import KARPENTER_CONTROLLER_ROLE_SUFFIX, PLATFORM_SYSTEM_NAMESPACES, PROJECT
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
 SUPPORTED_REGIONS = (
@@ -34,7 +34,8 @@ SUPPORTED_REGIONS = (
     "eu-west-1", "eu-west-2", "eu-central-1", "eu-north-1",
     "ap-northeast-1", "ap-northeast-2", "ap-south-1", "ap-southeast-1", "ap-southeast-2",
 )  # fmt: skip
-CONTROL_PLANE_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+# EKS control-plane log types (enabled_cluster_log_types); pydantic names these in its error.
+ControlPlaneLogType = Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]
 
 # gp3 limits (EC2 CreateVolume): 3,000-80,000 IOPS, 125-2,000 MiB/s, at most 500 IOPS per GiB
 # and 0.25 MiB/s per provisioned IOPS.
@@ -52,8 +53,8 @@ MAX_PODS_RANGE = (10, 250)
 POD_PIDS_LIMIT_RANGE = (1024, 4194304)
 
 # IAM role names are capped at 64 characters; the longest name derived from the cluster name
-# is f"{cluster}-karpenter-controller" (21 extra characters).
-LONGEST_DERIVED_SUFFIX = "-karpenter-controller"
+# is the Karpenter controller role's (21 extra characters).
+LONGEST_DERIVED_SUFFIX = KARPENTER_CONTROLLER_ROLE_SUFFIX
 IAM_NAME_MAX = 64
 CLUSTER_NAME_MAX = IAM_NAME_MAX - len(LONGEST_DERIVED_SUFFIX)
 
@@ -261,7 +262,7 @@ class ClusterSettings(_Model):
     admin_principal_arns: list[PrincipalArn] = []
     # Who runs `pulumi up`: EKS makes it cluster admin itself (see components/renderers/access_entries.py).
     deployer_principal_arn: PrincipalArn | None = None
-    log_types: list[Literal["api", "audit", "authenticator", "controllerManager", "scheduler"]] = [
+    log_types: list[ControlPlaneLogType] = [
         "api", "audit", "authenticator",
     ]  # fmt: skip
     vpc_cni: VpcCniSettings = VpcCniSettings()

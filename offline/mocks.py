@@ -22,6 +22,8 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 
+from components.constants import HELM_CHART_TYPE
+
 PLACEHOLDER_ACCOUNT = "000000000000"
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"
@@ -230,7 +232,7 @@ class PlatformMocks(pulumi.runtime.Mocks):
             return "", self._eks_cluster(args)
         if args.typ == "eks:index:ManagedNodeGroup":
             return "", self._managed_node_group(args)
-        if args.typ == "kubernetes:helm.sh/v4:Chart":
+        if args.typ == HELM_CHART_TYPE:
             return "", {"resources": []}
         if not args.custom:
             return "", {}

@@ -11,9 +11,9 @@ from typing import Any
 
 import yaml
 
+from components.constants import HELM_TYPES
 from offline.runner import Recording
 
-HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
 # Pulumi-only inputs of Kubernetes resources that are not part of the object the cluster sees.
 _NOT_KUBERNETES_FIELDS = ("skipAwait",)
 OUTPUT_FILES = ("resources.json", "helm.json", "manifests")

@@ -23,6 +23,9 @@ from components.constants import (
     GPU_TAINT_EFFECT_EKS,
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
+    HELM_TYPES,
+    INSTANCE_GPU_COUNT_LABEL,
+    INSTANCE_GPU_MANUFACTURER_LABEL,
 )
 from components.gpu_catalog import GPU_FAMILIES
 from components.renderers.placeholders import placeholder_values, placeholders_in
@@ -39,7 +42,6 @@ EKS_CLUSTER = "aws:eks/cluster:Cluster"
 MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 SQS_QUEUE = "aws:sqs/queue:Queue"
-HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
 
 # Where each workload kind keeps its pod spec.
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
@@ -70,7 +72,7 @@ READ_ONLY_WILDCARDS = re.compile(r"^[a-z0-9-]+:(Describe|Get|List)[A-Za-z]*\*$")
 _EXACT_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
 _DIGEST = re.compile(r"^sha256:[a-f0-9]{64}$")
 # Karpenter's well-known labels that are absent on instances without NVIDIA GPUs.
-_GPU_LABELS = ("karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-manufacturer")
+_GPU_LABELS = (INSTANCE_GPU_COUNT_LABEL, INSTANCE_GPU_MANUFACTURER_LABEL)
 
 
 # --- reading props ----------------------------------------------------------------------------------------

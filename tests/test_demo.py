@@ -16,13 +16,14 @@ from components.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     gpu_node_labels,
 )
-from components.renderers.demo_placement import place_demo_deployment
-from components.renderers.device_plugin_manifests import (
+from components.renderers.demo_manifests import (
     DEMO_CHECKOV_SKIPS,
     demo_deployment,
     demo_namespace,
     demo_network_policy,
+    place_demo_deployment,
 )
+from components.renderers.device_plugin_manifests import GPU_CONTAINER_READ_ONLY_ROOT
 from components.renderers.lab_manifests import lab_namespace
 from components.settings import RESERVED_NAMESPACES, SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config

@@ -24,8 +24,7 @@ from components.constants import (
     gpu_node_labels,
     managed_gpu_node_group_name,
 )
-from components.renderers.demo_placement import demo_affinity, place_demo_deployment
-from components.renderers.device_plugin_manifests import demo_deployment
+from components.renderers.demo_manifests import demo_affinity, demo_deployment, place_demo_deployment
 from components.settings import SUPPORTED_KUBERNETES_VERSIONS, SettingsError, StackSettings, load_settings
 from offline.mocks import availability_zones
 from offline.plan import Plan

@@ -22,7 +22,8 @@ from components.constants import (
     PLATFORM_SYSTEM_NAMESPACES,
     SYSTEM_NAMESPACE,
 )
-from components.renderers.device_plugin_manifests import demo_deployment, device_plugin_objects
+from components.renderers.demo_manifests import demo_deployment
+from components.renderers.device_plugin_manifests import device_plugin_objects
 from components.renderers.gpu_admission_policy import (
     admission_objects,
     admission_policy,

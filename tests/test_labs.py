@@ -11,7 +11,7 @@ import pytest
 
 from components.constants import GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE
 from components.renderers.access_entries import principal_slug
-from components.renderers.device_plugin_manifests import demo_deployment
+from components.renderers.demo_manifests import demo_deployment
 from components.renderers.gpu_capacity import lab_slot_warning, max_schedulable_slots
 from components.renderers.lab_manifests import (
     LAB_ACCESS_POLICY_ARN,

@@ -1,4 +1,4 @@
-"""Kubernetes objects of the NVIDIA device plugin (one DaemonSet per sharing profile) and the demo workload.
+"""Kubernetes objects of the NVIDIA device plugin (one DaemonSet per sharing profile); the demo is in `demo_manifests`.
 
 Why one ConfigMap + one DaemonSet per sharing profile, and not the Helm chart's config-manager:
 the chart serves several configs from one DaemonSet by running `config-manager` as an init
@@ -35,17 +35,15 @@ from typing import Any
 
 from components.constants import (
     DEVICE_PLUGIN_IMAGE,
-    GPU_ENABLED_NAMESPACE_LABEL,
     GPU_LABEL_KEY,
     GPU_LABEL_VALUE,
-    GPU_RESOURCE,
     GPU_TAINT,
     PROJECT,
     SHARING_PROFILE_LABEL_KEY,
     SYSTEM_NAMESPACE,
 )
 from components.renderers.device_plugin_config import PluginConfig, plugin_config_for, render_config
-from components.settings import DemoSettings, GpuSharingSettings
+from components.settings import GpuSharingSettings
 
 Manifest = dict[str, Any]
 
@@ -91,13 +89,6 @@ PLUGIN_CHECKOV_SKIPS: Mapping[str, str] = {
     "CKV_K8S_22": "GPU container: NVIDIA runtime hooks write into its root filesystem (nvidia-container-toolkit#2026)",
     "CKV_K8S_15": "pinned image stays IfNotPresent so a node-critical plugin restart never depends on the registry",
 }
-DEMO_CHECKOV_SKIPS: Mapping[str, str] = {
-    "CKV_K8S_8": "no endpoint: exits non-zero when no GPU is visible (CrashLoopBackOff), then only sleeps",
-    "CKV_K8S_9": "no Service sends it traffic; readiness would gate nothing",
-    "CKV_K8S_22": "GPU container: NVIDIA runtime hooks write into its root filesystem (nvidia-container-toolkit#2026)",
-    "CKV_K8S_15": "image is pre-pulled onto GPU nodes by the userData (gpuNodes.prePullImages); pinned tag",
-    "CKV_K8S_43": "image comes from stack config demo.image, which accepts a pinned tag or a digest",
-}
 CHECKOV_SKIP_ANNOTATION_PREFIX = "checkov.io/skip"
 
 
@@ -109,7 +100,7 @@ def checkov_skip_annotations(skips: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-def _plain(manifest: Manifest) -> Manifest:
+def plain_manifest(manifest: Manifest) -> Manifest:
     """A tree of fresh dicts and lists: nothing shared within or across manifests (safe to mutate, no YAML aliases)."""
     plain: Manifest = json.loads(json.dumps(manifest))
     return plain
@@ -201,7 +192,7 @@ def _mps_root(config: PluginConfig) -> str:
 
 def config_map(profile: str, config_text: str) -> Manifest:
     _, labels = _labels(PLUGIN_APP, plugin_name(profile), "device-plugin", profile)
-    return _plain(
+    return plain_manifest(
         {
             "apiVersion": "v1",
             "kind": "ConfigMap",
@@ -225,6 +216,47 @@ MPS_MOUNTS: list[Manifest] = [
 ]
 
 
+def _gpu_node_daemon_set(
+    name: str,
+    selector: dict[str, str],
+    labels: dict[str, str],
+    profile: str,
+    config_text: str,
+    pod_spec: Manifest,
+    annotations: dict[str, str] | None = None,
+) -> Manifest:
+    """A node-critical DaemonSet on the GPU nodes of one sharing profile, rolled when its config changes.
+
+    Neither daemon talks to the API server (the plugin uses the kubelet's socket): no token, no service links.
+    """
+    metadata: Manifest = {"name": name, "namespace": NAMESPACE, "labels": labels}
+    if annotations:
+        metadata["annotations"] = annotations
+    return plain_manifest(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": metadata,
+            "spec": {
+                "selector": {"matchLabels": selector},
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
+                "template": {
+                    "metadata": {"labels": labels, "annotations": {CHECKSUM_ANNOTATION: config_checksum(config_text)}},
+                    "spec": {
+                        "priorityClassName": "system-node-critical",
+                        "automountServiceAccountToken": False,
+                        "enableServiceLinks": False,
+                        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+                        "affinity": gpu_node_affinity(profile),
+                        "tolerations": [GPU_TAINT_TOLERATION],
+                        **pod_spec,
+                    },
+                },
+            },
+        }
+    )
+
+
 def device_plugin_daemon_set(profile: str, config: PluginConfig, config_text: str) -> Manifest:
     name = plugin_name(profile)
     selector, labels = _labels(PLUGIN_APP, name, "device-plugin", profile)
@@ -239,51 +271,33 @@ def device_plugin_daemon_set(profile: str, config: PluginConfig, config_text: st
         env.append({"name": "MPS_ROOT", "value": _mps_root(config)})
         mounts += MPS_MOUNTS
         volumes += _mps_volumes(_mps_root(config))
-    return _plain(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "DaemonSet",
-            "metadata": {
-                "name": name,
-                "namespace": NAMESPACE,
-                "labels": labels,
-                "annotations": checkov_skip_annotations(PLUGIN_CHECKOV_SKIPS),
-            },
-            "spec": {
-                "selector": {"matchLabels": selector},
-                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
-                "template": {
-                    "metadata": {"labels": labels, "annotations": {CHECKSUM_ANNOTATION: config_checksum(config_text)}},
-                    "spec": {
-                        "priorityClassName": "system-node-critical",
-                        # The plugin talks to the kubelet over its socket, never to the API server.
-                        "automountServiceAccountToken": False,
-                        "enableServiceLinks": False,
-                        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-                        "affinity": gpu_node_affinity(profile),
-                        "tolerations": [GPU_TAINT_TOLERATION],
-                        "containers": [
-                            {
-                                "name": "nvidia-device-plugin-ctr",
-                                "image": DEVICE_PLUGIN_IMAGE,
-                                "imagePullPolicy": "IfNotPresent",
-                                "command": ["nvidia-device-plugin"],
-                                "env": env,
-                                # Runs as root (image USER 0) to write its socket into the root-owned kubelet directory.
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "readOnlyRootFilesystem": GPU_CONTAINER_READ_ONLY_ROOT,
-                                    "capabilities": {"drop": ["ALL"], **_add(required_capabilities(config))},
-                                },
-                                "resources": DAEMON_RESOURCES,
-                                "volumeMounts": mounts,
-                            }
-                        ],
-                        "volumes": volumes,
+    return _gpu_node_daemon_set(
+        name,
+        selector,
+        labels,
+        profile,
+        config_text,
+        annotations=checkov_skip_annotations(PLUGIN_CHECKOV_SKIPS),
+        pod_spec={
+            "containers": [
+                {
+                    "name": "nvidia-device-plugin-ctr",
+                    "image": DEVICE_PLUGIN_IMAGE,
+                    "imagePullPolicy": "IfNotPresent",
+                    "command": ["nvidia-device-plugin"],
+                    "env": env,
+                    # Runs as root (image USER 0) to write its socket into the root-owned kubelet directory.
+                    "securityContext": {
+                        "allowPrivilegeEscalation": False,
+                        "readOnlyRootFilesystem": GPU_CONTAINER_READ_ONLY_ROOT,
+                        "capabilities": {"drop": ["ALL"], **_add(required_capabilities(config))},
                     },
-                },
-            },
-        }
+                    "resources": DAEMON_RESOURCES,
+                    "volumeMounts": mounts,
+                }
+            ],
+            "volumes": volumes,
+        },
     )
 
 
@@ -297,58 +311,45 @@ def mps_control_daemon_set(profile: str, config: PluginConfig, config_text: str)
     name = mps_daemon_name(profile)
     selector, labels = _labels(MPS_DAEMON_APP, name, "mps-control-daemon", profile)
     privileged = {"privileged": True}
-    return _plain(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "DaemonSet",
-            "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
-            "spec": {
-                "selector": {"matchLabels": selector},
-                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
-                "template": {
-                    "metadata": {"labels": labels, "annotations": {CHECKSUM_ANNOTATION: config_checksum(config_text)}},
-                    "spec": {
-                        "priorityClassName": "system-node-critical",
-                        "automountServiceAccountToken": False,
-                        "enableServiceLinks": False,
-                        "hostPID": True,
-                        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-                        "affinity": gpu_node_affinity(profile),
-                        "tolerations": [GPU_TAINT_TOLERATION],
-                        "initContainers": [
-                            {
-                                "name": "mps-control-daemon-mounts",
-                                "image": DEVICE_PLUGIN_IMAGE,
-                                "imagePullPolicy": "IfNotPresent",
-                                "command": ["mps-control-daemon", "mount-shm"],
-                                "securityContext": privileged,
-                                "resources": DAEMON_RESOURCES,
-                                "volumeMounts": [
-                                    {
-                                        "name": "mps-root",
-                                        "mountPath": MPS_CONTAINER_ROOT,
-                                        "mountPropagation": "Bidirectional",
-                                    }
-                                ],
-                            }
-                        ],
-                        "containers": [
-                            {
-                                "name": "mps-control-daemon-ctr",
-                                "image": DEVICE_PLUGIN_IMAGE,
-                                "imagePullPolicy": "IfNotPresent",
-                                "command": ["mps-control-daemon"],
-                                "env": [{"name": "CONFIG_FILE", "value": CONFIG_FILE}, *NVIDIA_RUNTIME_ENV],
-                                "securityContext": privileged,
-                                "resources": DAEMON_RESOURCES,
-                                "volumeMounts": [*MPS_MOUNTS, CONFIG_MOUNT],
-                            }
-                        ],
-                        "volumes": [*_mps_volumes(_mps_root(config)), _config_volume(profile)],
-                    },
-                },
-            },
-        }
+    return _gpu_node_daemon_set(
+        name,
+        selector,
+        labels,
+        profile,
+        config_text,
+        pod_spec={
+            "hostPID": True,
+            "initContainers": [
+                {
+                    "name": "mps-control-daemon-mounts",
+                    "image": DEVICE_PLUGIN_IMAGE,
+                    "imagePullPolicy": "IfNotPresent",
+                    "command": ["mps-control-daemon", "mount-shm"],
+                    "securityContext": privileged,
+                    "resources": DAEMON_RESOURCES,
+                    "volumeMounts": [
+                        {
+                            "name": "mps-root",
+                            "mountPath": MPS_CONTAINER_ROOT,
+                            "mountPropagation": "Bidirectional",
+                        }
+                    ],
+                }
+            ],
+            "containers": [
+                {
+                    "name": "mps-control-daemon-ctr",
+                    "image": DEVICE_PLUGIN_IMAGE,
+                    "imagePullPolicy": "IfNotPresent",
+                    "command": ["mps-control-daemon"],
+                    "env": [{"name": "CONFIG_FILE", "value": CONFIG_FILE}, *NVIDIA_RUNTIME_ENV],
+                    "securityContext": privileged,
+                    "resources": DAEMON_RESOURCES,
+                    "volumeMounts": [*MPS_MOUNTS, CONFIG_MOUNT],
+                }
+            ],
+            "volumes": [*_mps_volumes(_mps_root(config)), _config_volume(profile)],
+        },
     )
 
 
@@ -359,7 +360,7 @@ def deny_all_network_policy(workload: Manifest) -> Manifest:
     the kubelet over a unix socket, or not at all (images are pulled by the kubelet, not by the pod).
     """
     metadata = workload["metadata"]
-    return _plain(
+    return plain_manifest(
         {
             "apiVersion": "networking.k8s.io/v1",
             "kind": "NetworkPolicy",
@@ -410,119 +411,3 @@ def device_plugin_objects(sharing: GpuSharingSettings) -> ProfileObjects:
         daemon_set=device_plugin_daemon_set(profile, config, text),
         mps_control_daemon_set=mps_control_daemon_set(profile, config, text) if config.strategy == "mps" else None,
     )
-
-
-# --- demo workload -------------------------------------------------------------------------------
-
-DEMO_APP = "learning-lab"
-DEMO_GPUS_PER_POD = 1
-DEMO_RESOURCES = {
-    "requests": {"cpu": "250m", "memory": "1Gi"},
-    # Extended resources are set as limits only; the request defaults to the limit.
-    "limits": {"cpu": "1", "memory": "2Gi", GPU_RESOURCE: str(DEMO_GPUS_PER_POD)},
-}
-# Non-root: the TensorFlow image sets no USER but runs under any uid (its docs suggest `-u`); the NVIDIA
-# device nodes keep the driver's default mode 0666 (NVreg_DeviceFileMode), so GPU access needs neither
-# root nor a capability. The uid has no home in the image: HOME points at a small emptyDir. Above 10000
-# so it never coincides with a user of the host (a container escape would not land on a real account).
-DEMO_UID = 10001
-# Exit non-zero without a GPU (CrashLoopBackOff makes a broken plugin visible), else idle.
-DEMO_SCRIPT = (
-    "python -c \"import tensorflow as tf; gpus = tf.config.list_physical_devices('GPU'); "
-    "print('GPUs visible:', gpus); raise SystemExit(0 if gpus else 1)\" && exec sleep infinity"
-)
-
-
-def demo_namespace(demo: DemoSettings, kubernetes_version: str) -> Manifest:
-    """The demo's namespace enforces the `restricted` Pod Security Standard of the cluster's version."""
-    return _plain(
-        {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {
-                "name": demo.namespace,
-                "labels": {
-                    "app.kubernetes.io/part-of": PROJECT,
-                    "pod-security.kubernetes.io/enforce": "restricted",
-                    "pod-security.kubernetes.io/enforce-version": f"v{kubernetes_version}",
-                    # The GPU admission guard admits GPU pods only in GPU-enabled namespaces.
-                    GPU_ENABLED_NAMESPACE_LABEL: "true",
-                },
-            },
-        }
-    )
-
-
-def demo_deployment(demo: DemoSettings) -> Manifest:
-    """Pods that each request one (shared) GPU, prove TensorFlow sees it, then sleep."""
-    selector = {"app.kubernetes.io/name": DEMO_APP}
-    labels = {**selector, "app.kubernetes.io/part-of": PROJECT, "app.kubernetes.io/managed-by": "pulumi"}
-    return _plain(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {
-                "name": DEMO_APP,
-                "namespace": demo.namespace,
-                "labels": labels,
-                "annotations": checkov_skip_annotations(DEMO_CHECKOV_SKIPS),
-            },
-            "spec": {
-                "replicas": demo.replicas,
-                "selector": {"matchLabels": selector},
-                # The pods fill the node's GPU slots: replace one at a time instead of surging into a new GPU node.
-                "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {
-                        "automountServiceAccountToken": False,
-                        "enableServiceLinks": False,
-                        # `sleep` as PID 1 ignores SIGTERM: do not wait the default 30 s for it.
-                        "terminationGracePeriodSeconds": 5,
-                        "securityContext": {
-                            "runAsNonRoot": True,
-                            "runAsUser": DEMO_UID,
-                            "runAsGroup": DEMO_UID,
-                            "seccompProfile": {"type": "RuntimeDefault"},
-                        },
-                        "nodeSelector": {GPU_LABEL_KEY: GPU_LABEL_VALUE},
-                        "tolerations": [
-                            {
-                                "key": GPU_TAINT["key"],
-                                "operator": "Equal",
-                                "value": GPU_TAINT["value"],
-                                "effect": GPU_TAINT["effect"],
-                            }
-                        ],
-                        "containers": [
-                            {
-                                "name": "tensorflow",
-                                "image": demo.image,
-                                "imagePullPolicy": "IfNotPresent",
-                                "command": ["/bin/sh", "-c", DEMO_SCRIPT],
-                                "env": [
-                                    {"name": "HOME", "value": "/tmp"},
-                                    # Time-slicing has no memory isolation: never grab the whole GPU memory up front.
-                                    {"name": "TF_FORCE_GPU_ALLOW_GROWTH", "value": "true"},
-                                ],
-                                "resources": DEMO_RESOURCES,
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "readOnlyRootFilesystem": GPU_CONTAINER_READ_ONLY_ROOT,
-                                    "runAsNonRoot": True,
-                                    "capabilities": {"drop": ["ALL"]},
-                                },
-                                "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
-                            }
-                        ],
-                        "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "1Gi"}}],
-                    },
-                },
-            },
-        }
-    )
-
-
-def demo_network_policy(demo: DemoSettings) -> Manifest:
-    """The demo pods need no network at all: TensorFlow only looks for local GPUs."""
-    return deny_all_network_policy(demo_deployment(demo))

@@ -105,20 +105,20 @@ def warm_headroom_rows(settings: StackSettings) -> list[WarmHeadroomRow]:
     return rows
 
 
-def max_schedulable_slots(settings: StackSettings) -> int:
-    """Shared GPU slots the pools can ever provide: every pool at its limit, the managed group at maxSize.
+def pool_slot_ceilings(settings: StackSettings) -> dict[str, int]:
+    """Most `nvidia.com/gpu` slots each pool (and the managed group) can ever advertise.
 
     The managed group counts its largest instance type (an upper bound: the group may launch any of them).
     """
-    total = 0
-    if settings.gpu_node_group.enabled:
-        gpus = max(gpu_catalog.gpu_count(t) for t in settings.gpu_node_group.instance_types)
-        total += schedulable_gpus(gpus, settings.gpu_sharing) * settings.gpu_node_group.max_size
-    if settings.karpenter.enabled:
-        total += sum(
-            schedulable_gpus(pool.gpu_limit, settings.sharing_for(pool)) for pool in settings.karpenter.node_pools
-        )
-    return total
+    ceilings: dict[str, int] = {}
+    for row in capacity_rows(settings):
+        ceilings[row.pool] = max(ceilings.get(row.pool, 0), row.schedulable_at_limit)
+    return dict(sorted(ceilings.items()))
+
+
+def max_schedulable_slots(settings: StackSettings) -> int:
+    """Shared GPU slots the pools can ever provide: every pool at its limit, the managed group at maxSize."""
+    return sum(pool_slot_ceilings(settings).values())
 
 
 def lab_slot_warning(settings: StackSettings) -> str | None:

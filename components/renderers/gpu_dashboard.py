@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from components.renderers.gpu_capacity import capacity_rows
+from components.renderers.gpu_capacity import pool_slot_ceilings
 from components.renderers.observability_config import (
     COLLECTION_INTERVAL_SECONDS,
     METRIC_NAMESPACE,
@@ -77,14 +77,6 @@ def _metric_widget(
         "height": WIDGET_HEIGHT,
         "properties": properties,
     }
-
-
-def pool_slot_ceilings(settings: StackSettings) -> dict[str, int]:
-    """Most `nvidia.com/gpu` slots each pool (and the managed group) can ever advertise."""
-    ceilings: dict[str, int] = {}
-    for row in capacity_rows(settings):
-        ceilings[row.pool] = max(ceilings.get(row.pool, 0), row.schedulable_at_limit)
-    return dict(sorted(ceilings.items()))
 
 
 def render_dashboard(settings: StackSettings) -> dict[str, Any]:

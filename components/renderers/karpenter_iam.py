@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from components.constants import KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT
+from components.constants import IAM_POLICY_VERSION, KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT
+from components.renderers.pod_identity import pod_identity_trust_policy
 
 PolicyDocument = dict[str, Any]
-IAM_POLICY_VERSION: Final = "2012-10-17"
 
 # Policy purpose -> the official ManagedPolicy it reproduces (`KarpenterController<Name>Policy-${ClusterName}`).
 CONTROLLER_POLICY_PURPOSES: Final = {
@@ -86,26 +86,8 @@ def _allow(
 
 
 def controller_trust_policy(cluster_name: str) -> PolicyDocument:
-    """EKS Pod Identity may assume the controller role, only for kube-system/karpenter of this cluster.
-
-    Pod Identity sets these session tags on every AssumeRole (hence sts:TagSession), so the role
-    cannot be borrowed by an association for another cluster, namespace or service account.
-    """
-    return _document(
-        {
-            "Sid": "AllowEksAuthToAssumeRoleForPodIdentity",
-            "Effect": "Allow",
-            "Principal": {"Service": "pods.eks.amazonaws.com"},
-            "Action": ["sts:AssumeRole", "sts:TagSession"],
-            "Condition": {
-                "StringEquals": {
-                    "aws:RequestTag/eks-cluster-name": cluster_name,
-                    "aws:RequestTag/kubernetes-namespace": KARPENTER_NAMESPACE,
-                    "aws:RequestTag/kubernetes-service-account": KARPENTER_SERVICE_ACCOUNT,
-                }
-            },
-        }
-    )
+    """EKS Pod Identity may assume the controller role, only for kube-system/karpenter of this cluster."""
+    return pod_identity_trust_policy(cluster_name, KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT)
 
 
 # --- the six controller policies ---------------------------------------------------------------------

@@ -12,14 +12,25 @@ from typing import Any, Final
 from components import gpu_catalog
 from components.constants import (
     AL2023_AMI_RELEASE,
+    ARCH_LABEL,
+    CAPACITY_TYPE_LABEL,
     GPU_RESOURCE,
     GPU_TAINT,
+    HOSTNAME_LABEL,
+    INSTANCE_FAMILY_LABEL,
+    INSTANCE_GPU_COUNT_LABEL,
+    INSTANCE_GPU_MANUFACTURER_LABEL,
+    INSTANCE_TYPE_LABEL,
     KARPENTER_DISCOVERY_TAG,
     KARPENTER_SERVICE_ACCOUNT,
     NODE_METADATA_OPTIONS,
+    NODEPOOL_LABEL,
+    OS_LABEL,
     ROOT_DEVICE_NAME,
+    ROOT_VOLUME_TYPE,
     SYSTEM_NODE_LABEL_KEY,
     SYSTEM_NODE_LABEL_VALUE,
+    ZONE_LABEL,
     gpu_node_labels,
 )
 from components.renderers.gpu_bootstrap import render_gpu_user_data
@@ -33,18 +44,6 @@ NODEPOOL_API_VERSION: Final = "karpenter.sh/v1"
 NODECLASS_API_VERSION: Final = "karpenter.k8s.aws/v1"
 NODECLASS_GROUP: Final = "karpenter.k8s.aws"
 NODEOVERLAY_API_VERSION: Final = "karpenter.sh/v1alpha1"
-
-# Well-known labels (Kubernetes and Karpenter) used in requirements.
-INSTANCE_TYPE_LABEL: Final = "node.kubernetes.io/instance-type"
-INSTANCE_FAMILY_LABEL: Final = "karpenter.k8s.aws/instance-family"
-INSTANCE_GPU_MANUFACTURER_LABEL: Final = "karpenter.k8s.aws/instance-gpu-manufacturer"
-INSTANCE_GPU_COUNT_LABEL: Final = "karpenter.k8s.aws/instance-gpu-count"
-CAPACITY_TYPE_LABEL: Final = "karpenter.sh/capacity-type"
-NODEPOOL_LABEL: Final = "karpenter.sh/nodepool"
-ARCH_LABEL: Final = "kubernetes.io/arch"
-OS_LABEL: Final = "kubernetes.io/os"
-ZONE_LABEL: Final = "topology.kubernetes.io/zone"
-HOSTNAME_LABEL: Final = "kubernetes.io/hostname"
 
 # Overlays of one pool select disjoint GPU counts and pools are disjoint by name, so no two overlays
 # ever compete for the same instance type: one weight for all of them is enough.
@@ -157,7 +156,7 @@ def node_class(settings: StackSettings, pool: NodePoolSettings, *, node_role_nam
                 "rootVolume": True,
                 "ebs": {
                     "volumeSize": f"{volume.size_gib}Gi",
-                    "volumeType": "gp3",
+                    "volumeType": ROOT_VOLUME_TYPE,
                     "iops": volume.iops,
                     "throughput": volume.throughput_mibps,
                     "encrypted": volume.encrypted,

@@ -20,11 +20,12 @@ from components.constants import (
     CLOUDWATCH_AGENT_NAMESPACE,
     CLOUDWATCH_AGENT_SERVICE_ACCOUNT,
     CONTAINER_INSIGHTS_NAMESPACE,
-    GPU_TAINT,
+    GPU_TOLERATION,
+    IAM_POLICY_VERSION,
 )
+from components.renderers.pod_identity import pod_identity_trust_policy
 from components.settings import StackSettings
 
-IAM_POLICY_VERSION: Final = "2012-10-17"
 CLOUDWATCH_AGENT_POLICY: Final = "CloudWatchAgentServerPolicy"  # AWS managed: least privilege for the agent
 
 # The agent publishes one EMF event per node (and pod) per collection interval; the alarms count
@@ -51,9 +52,6 @@ DOCUMENTED_GPU_METRICS: Final = frozenset(
         POD_GPU_REQUEST,
     }
 )
-
-# Exactly the GPU taint every GPU node carries (constants.GPU_TAINT), for DaemonSets that must run there.
-GPU_TOLERATION: Final = {"operator": "Equal", **GPU_TAINT}
 
 
 def node_monitoring_agent_configuration() -> dict[str, Any]:
@@ -103,24 +101,7 @@ def cloudwatch_observability_configuration() -> dict[str, Any]:
 
 def cloudwatch_agent_trust_policy(cluster_name: str) -> dict[str, Any]:
     """EKS Pod Identity may assume the agent role only for amazon-cloudwatch/cloudwatch-agent of this cluster."""
-    return {
-        "Version": IAM_POLICY_VERSION,
-        "Statement": [
-            {
-                "Sid": "AllowEksAuthToAssumeRoleForPodIdentity",
-                "Effect": "Allow",
-                "Principal": {"Service": "pods.eks.amazonaws.com"},
-                "Action": ["sts:AssumeRole", "sts:TagSession"],
-                "Condition": {
-                    "StringEquals": {
-                        "aws:RequestTag/eks-cluster-name": cluster_name,
-                        "aws:RequestTag/kubernetes-namespace": CLOUDWATCH_AGENT_NAMESPACE,
-                        "aws:RequestTag/kubernetes-service-account": CLOUDWATCH_AGENT_SERVICE_ACCOUNT,
-                    }
-                },
-            }
-        ],
-    }
+    return pod_identity_trust_policy(cluster_name, CLOUDWATCH_AGENT_NAMESPACE, CLOUDWATCH_AGENT_SERVICE_ACCOUNT)
 
 
 def alarm_topic_key_policy(account_id: str, partition: str) -> dict[str, Any]:

@@ -19,8 +19,9 @@ from typing import Any, Final
 
 from components.constants import (
     GPU_RESOURCE,
-    GPU_TAINT,
+    GPU_TOLERATION,
     KARPENTER_NAMESPACE,
+    NODEPOOL_LABEL,
     WARM_SLOT_IMAGE,
 )
 from components.renderers.device_plugin_manifests import checkov_skip_annotations
@@ -30,7 +31,6 @@ Manifest = dict[str, Any]
 
 CAPACITY_BUFFER_API_VERSION: Final = "autoscaling.x-k8s.io/v1beta1"
 ACTIVE_CAPACITY_STRATEGY: Final = "buffer.x-k8s.io/active-capacity"
-NODEPOOL_LABEL: Final = "karpenter.sh/nodepool"
 HEADROOM_COMPONENT: Final = "warm-gpu-headroom"
 # Buffers and their templates are platform objects next to the controller that reads them.
 HEADROOM_NAMESPACE: Final = KARPENTER_NAMESPACE
@@ -82,7 +82,7 @@ def pod_template(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
             "metadata": {"labels": _labels(pool)},
             "spec": {
                 "nodeSelector": {NODEPOOL_LABEL: pool.name},
-                "tolerations": [{**GPU_TAINT, "operator": "Equal"}],
+                "tolerations": [dict(GPU_TOLERATION)],
                 "automountServiceAccountToken": False,
                 "securityContext": {
                     "runAsNonRoot": True,
