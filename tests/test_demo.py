@@ -23,7 +23,6 @@ from components.renderers.demo_manifests import (
     demo_network_policy,
     place_demo_deployment,
 )
-from components.renderers.device_plugin_manifests import GPU_CONTAINER_READ_ONLY_ROOT
 from components.renderers.lab_manifests import lab_namespace
 from components.settings import RESERVED_NAMESPACES, SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
