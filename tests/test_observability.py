@@ -255,7 +255,7 @@ def test_extra_system_nodes_of_a_repair_or_scale_up_do_not_look_stuck(stack: str
     settings = stack_settings(stack)
     spec = config.stuck_gpu_node_alarm(settings)
     samples = config.STUCK_PERIOD_SECONDS // config.COLLECTION_INTERVAL_SECONDS
-    surge = {"nodes": settings.system_nodes.max_size + 2, "gpuevents": 2 * samples}
+    surge: dict[str, float] = {"nodes": settings.system_nodes.max_size + 2, "gpuevents": 2 * samples}
     assert settings.system_nodes.max_size > settings.system_nodes.desired_size
     assert _evaluate(_returned_expression(spec), surge) < spec.threshold
 
@@ -265,7 +265,7 @@ def test_the_stuck_alarms_documented_gap_below_max_size() -> None:
     settings = stack_settings("staging")
     spec = config.stuck_gpu_node_alarm(settings)
     samples = config.STUCK_PERIOD_SECONDS // config.COLLECTION_INTERVAL_SECONDS
-    hidden = {"nodes": settings.system_nodes.desired_size + 2, "gpuevents": 1 * samples}
+    hidden: dict[str, float] = {"nodes": settings.system_nodes.desired_size + 2, "gpuevents": 1 * samples}
     assert _evaluate(_returned_expression(spec), hidden) < spec.threshold
 
 
