@@ -185,8 +185,8 @@ def test_key_policy_gives_cloudwatch_the_documented_statement_without_conditions
     # AWS Knowledge Center cloudwatch-configure-alarm-sns: `Allow_CloudWatch_for_CMK` has no Condition; a
     # source-account condition is not documented for SNS's KMS calls on CloudWatch's behalf.
     statements = {s["Sid"]: s for s in config.alarm_topic_key_policy("210987654321", "aws")["Statement"]}
-    assert statements["Allow_CloudWatch_for_CMK"] == {
-        "Sid": "Allow_CloudWatch_for_CMK",
+    assert statements["AllowCloudWatchForCMK"] == {
+        "Sid": "AllowCloudWatchForCMK",
         "Effect": "Allow",
         "Principal": {"Service": "cloudwatch.amazonaws.com"},
         "Action": ["kms:Decrypt", "kms:GenerateDataKey"],

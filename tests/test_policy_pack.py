@@ -146,8 +146,8 @@ def _key_statement(props: dict[str, Any], sid: str, **changes: Any) -> None:
 @pytest.mark.parametrize(
     ("sid", "changes"),
     [
-        pytest.param("Allow_CloudWatch_for_CMK", {"Action": "kms:*"}, id="service-gets-kms-star"),
-        pytest.param("Allow_CloudWatch_for_CMK", {"Action": ["kms:Decrypt", "kms:GenerateDataKey*"]}, id="data-key-prefix"),
+        pytest.param("AllowCloudWatchForCMK", {"Action": "kms:*"}, id="service-gets-kms-star"),
+        pytest.param("AllowCloudWatchForCMK", {"Action": ["kms:Decrypt", "kms:GenerateDataKey*"]}, id="data-key-prefix"),
         pytest.param("AllowAccountToAdministerKey", {"Principal": {"AWS": "*"}}, id="kms-star-for-anyone"),
         pytest.param("AllowAccountToAdministerKey", {"Principal": {"Service": "cloudwatch.amazonaws.com"}}, id="kms-star-for-a-service"),
         pytest.param("AllowAccountToAdministerKey", {"Resource": "arn:aws:kms:us-west-1:210987654321:key/*"}, id="kms-star-beyond-this-key"),

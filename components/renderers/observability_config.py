@@ -103,7 +103,7 @@ def alarm_topic_key_policy(account_id: str, partition: str) -> dict[str, Any]:
     that key), so the topic gets a customer-managed key that names CloudWatch. The CloudWatch statement is
     the one AWS documents, without a condition (AWS Knowledge Center "How do I configure a CloudWatch alarm
     with an encrypted SNS topic?", repost.aws/knowledge-center/cloudwatch-configure-alarm-sns,
-    `Allow_CloudWatch_for_CMK`): SNS calls KMS on CloudWatch's behalf, and a source-account condition is not
+    `Allow_CloudWatch_for_CMK`, here without underscores, which IAM Sids do not allow): SNS calls KMS on CloudWatch's behalf, and a source-account condition is not
     documented for that call, so it could silently drop every notification. AWS's `kms:GenerateDataKey*` is
     narrowed to the two calls SNS makes for a service publishing to an encrypted topic (AWS End User Messaging
     SMS guide "Amazon SNS access policy", "Access policy for encrypted Amazon SNS topics": `kms:GenerateDataKey`,
@@ -122,7 +122,7 @@ def alarm_topic_key_policy(account_id: str, partition: str) -> dict[str, Any]:
                 "Resource": "*",
             },
             {
-                "Sid": "Allow_CloudWatch_for_CMK",
+                "Sid": "AllowCloudWatchForCMK",
                 "Effect": "Allow",
                 "Principal": {"Service": "cloudwatch.amazonaws.com"},
                 "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
@@ -147,7 +147,7 @@ def alarm_topic_policy(
         "Version": IAM_POLICY_VERSION,
         "Statement": [
             {
-                "Sid": "Allow_Publish_Alarms",
+                "Sid": "AllowPublishAlarms",
                 "Effect": "Allow",
                 "Principal": {"Service": "cloudwatch.amazonaws.com"},
                 "Action": "sns:Publish",
