@@ -63,7 +63,11 @@ KARPENTER_SERVICE_ACCOUNT: Final = "karpenter"
 KARPENTER_CONTROLLER_ROLE_SUFFIX: Final = "-karpenter-controller"
 # Namespaces where the platform's own agents run (device plugin, MPS daemon, Karpenter, CloudWatch
 # agents): the GPU admission guard does not apply there, and no lab may use one.
-PLATFORM_SYSTEM_NAMESPACES: Final = tuple(dict.fromkeys((SYSTEM_NAMESPACE, KARPENTER_NAMESPACE, "amazon-cloudwatch")))
+# The namespace the amazon-cloudwatch-observability add-on installs its agents in.
+CLOUDWATCH_AGENT_NAMESPACE: Final = "amazon-cloudwatch"
+PLATFORM_SYSTEM_NAMESPACES: Final = tuple(
+    dict.fromkeys((SYSTEM_NAMESPACE, KARPENTER_NAMESPACE, CLOUDWATCH_AGENT_NAMESPACE))
+)
 # Marks a lab namespace whose pods may tolerate the GPU taint.
 GPU_ENABLED_NAMESPACE_LABEL: Final = "gpu-platform.io/gpu-enabled"
 # AL2023 EKS AMI release; Karpenter picks the NVIDIA variant for GPU instance types.
@@ -141,10 +145,10 @@ NODE_MONITORING_AGENT_ADDON: Final = "eks-node-monitoring-agent"
 NODE_MONITORING_AGENT_ADDON_VERSION: Final = "v1.6.6-eksbuild.1"
 CLOUDWATCH_OBSERVABILITY_ADDON: Final = "amazon-cloudwatch-observability"
 CLOUDWATCH_OBSERVABILITY_ADDON_VERSION: Final = "v6.5.0-eksbuild.1"
-# Where the add-on runs its CloudWatch agent; the Pod Identity association names this pair
-# (aws-observability/helm-charts charts/amazon-cloudwatch-observability, `cloudwatch-agent.serviceAccountName`;
-# AWS "Install the CloudWatch agent with the Amazon CloudWatch Observability EKS add-on").
-CLOUDWATCH_AGENT_NAMESPACE: Final = "amazon-cloudwatch"
+# Where the add-on runs its CloudWatch agent (CLOUDWATCH_AGENT_NAMESPACE, defined with the platform
+# namespaces above); the Pod Identity association names this pair (aws-observability/helm-charts
+# charts/amazon-cloudwatch-observability, `cloudwatch-agent.serviceAccountName`; AWS "Install the
+# CloudWatch agent with the Amazon CloudWatch Observability EKS add-on").
 CLOUDWATCH_AGENT_SERVICE_ACCOUNT: Final = "cloudwatch-agent"
 CONTAINER_INSIGHTS_NAMESPACE: Final = "ContainerInsights"
 

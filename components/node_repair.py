@@ -30,3 +30,9 @@ def enable_node_repair(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTra
 
 def node_repair_transforms(settings: StackSettings) -> list[pulumi.ResourceTransform]:
     return [enable_node_repair] if settings.observability.node_repair else []
+
+
+def node_repair_by_group(settings: StackSettings) -> list[tuple[str, bool]]:
+    """(config key of each managed node group the stack creates, whether the transform sets nodeRepairConfig)."""
+    groups = ["systemNodes", *(["gpuNodeGroup"] if settings.gpu_node_group.enabled else [])]
+    return [(group, settings.observability.node_repair) for group in groups]

@@ -143,6 +143,17 @@ class Observability(pulumi.ComponentResource):
             tags=settings.tags,
             opts=child,
         )
+        # Without it CloudWatch cannot publish: the alarms wait for it (else a first alarm may be lost).
+        topic_policy = aws.sns.TopicPolicy(
+            f"{name}-alarms",
+            arn=self.alarm_topic.arn,
+            policy=pulumi.Output.all(self.alarm_topic.arn, account_id, partition).apply(
+                lambda values: json.dumps(
+                    config.alarm_topic_policy(values[0], values[1], values[2], settings.region, settings.cluster_name)
+                )
+            ),
+            opts=child,
+        )
         for index, endpoint in enumerate(settings.observability.alarm_subscribers):
             aws.sns.TopicSubscription(
                 f"{name}-alarms-{index}",
@@ -164,7 +175,7 @@ class Observability(pulumi.ComponentResource):
                 alarm_actions=[self.alarm_topic.arn],
                 ok_actions=[self.alarm_topic.arn],
                 tags=settings.tags,
-                opts=child,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[topic_policy]),
             )
 
 

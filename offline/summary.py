@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from components.node_repair import NODE_GROUP_TYPE, node_repair_by_group
 from components.renderers.access_entries import cluster_admins
 from components.renderers.gpu_capacity import capacity_rows, lab_slot_warning, max_schedulable_slots, warm_headroom_rows
 from components.renderers.gpu_quota import quota_needs
@@ -30,6 +31,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
             f"{row.schedulable_per_node:>10}{row.schedulable_at_limit:>10}"
         )
     lines += _warm_headroom_lines(settings)
+    lines += _node_repair_lines(settings)
     lines += [
         "",
         'EC2 vCPU quotas to have before the first `up` (service code ec2; README "Real use" for the formula):',
@@ -80,6 +82,17 @@ def _warm_headroom_lines(settings: StackSettings) -> list[str]:
             f"  {row.pool:<22}{row.instance_type:<16}{row.warm_slots:>11}{row.slots_per_node:>11}{row.nodes_held:>11}"
         )
     return lines
+
+
+def _node_repair_lines(settings: StackSettings) -> list[str]:
+    # A resource transform sets it on the NodeGroup inside pulumi-eks's component: the mocks never see
+    # that child, so resources.json cannot show it.
+    return [
+        "",
+        f"EKS node auto repair (nodeRepairConfig on the {NODE_GROUP_TYPE} of each managed node group; "
+        "set by a transform, not in resources.json):",
+        *(f"  {group:<22}{'enabled' if on else 'off'}" for group, on in node_repair_by_group(settings)),
+    ]
 
 
 def _lab_lines(settings: StackSettings) -> list[str]:

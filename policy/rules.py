@@ -42,6 +42,7 @@ EKS_CLUSTER = "aws:eks/cluster:Cluster"
 MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 SQS_QUEUE = "aws:sqs/queue:Queue"
+KMS_KEY = "aws:kms/key:Key"
 
 # Where each workload kind keeps its pod spec.
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
@@ -63,7 +64,13 @@ POLICY_DOCUMENT_INPUTS: dict[str, tuple[str, ...]] = {
     "aws:iam/groupPolicy:GroupPolicy": ("policy",),
     "aws:iam/role:Role": ("assumeRolePolicy", "inlinePolicies[].policy"),
     "aws:sqs/queuePolicy:QueuePolicy": ("policy",),
+    "aws:sns/topicPolicy:TopicPolicy": ("policy",),
+    KMS_KEY: ("policy",),
 }
+# AWS KMS "Default key policy" (kms/latest/developerguide/key-policy-default.html, "Allows access to the AWS
+# account and enables IAM policies"): `kms:*` for the account root, so IAM policies govern the key and it can
+# never become unmanageable. The one wildcard a key policy may grant, and only to its own account's root.
+_KEY_POLICY_ROOT = re.compile(r"^arn:aws[a-z-]*:iam::[0-9]{12}:root$")
 # Service-scoped wildcards allowed in an Allow: read-only verb families. `*`, `<service>:*` and any other
 # prefix (`iam:Put*`, `ec2:Create*`) would silently grant write or permissions-management actions that AWS
 # adds to the service later.
@@ -298,12 +305,28 @@ def wildcard_problems(statement: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _is_default_key_administration(resource_type: str, statement: Mapping[str, Any]) -> bool:
+    """The KMS default key policy statement: `kms:*` on the key for the account root alone, no condition."""
+    principal = statement.get("Principal")
+    return (
+        resource_type == KMS_KEY
+        and statement.get("Action") == "kms:*"
+        and statement.get("Resource") == "*"
+        and isinstance(principal, Mapping)
+        and set(principal) == {"AWS"}
+        and isinstance(principal["AWS"], str)
+        and bool(_KEY_POLICY_ROOT.match(principal["AWS"]))
+    )
+
+
 def no_wildcard_iam_actions(resource_type: str, props: Props) -> list[str]:
-    """IAM policies, role trust/inline policies and queue policies never Allow `*` or `<service>:*`."""
+    """IAM, queue, topic and key policies never Allow `*` or `<service>:*` (bar the KMS default key policy)."""
     problems = []
     for where, document in _documents_of(resource_type, props):
         statements = document.get("Statement", [])
         for index, statement in enumerate([statements] if isinstance(statements, Mapping) else _items(statements)):
+            if _is_default_key_administration(resource_type, statement):
+                continue
             label = statement.get("Sid") or f"Statement[{index}]"
             problems += [f"{where} {label}: {problem}" for problem in wildcard_problems(statement)]
     return problems
@@ -359,7 +382,8 @@ RULES: tuple[PolicyRule, ...] = (
     ),
     PolicyRule(
         "no-wildcard-iam-actions",
-        "IAM and queue policies never Allow '*' or '<service>:*' actions.",
+        "IAM, queue, topic and KMS key policies never Allow '*' or '<service>:*' actions "
+        "(a key policy may give its account root kms:*, the KMS default key policy).",
         no_wildcard_iam_actions,
         tuple(POLICY_DOCUMENT_INPUTS),
     ),

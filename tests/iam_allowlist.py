@@ -57,8 +57,8 @@ ALLOWED_FINDINGS: Final[dict[tuple[str, str], str]] = {
     ("PERMISSIONS_MANAGEMENT_ACTIONS", "AllowAccountToAdministerKey"): (
         "key policy: the account (not a principal in it) administers its own key, as the AWS default key policy"
     ),
-    ("RESOURCE_STAR", "AllowCloudWatchAlarmsToPublish"): (
-        "key policy: '*' is this key; only the CloudWatch service of this account (aws:SourceAccount) may use "
-        "it, to publish alarms to the encrypted topic"
+    ("RESOURCE_STAR", "AllowCloudWatchForCMK"): (
+        "key policy: '*' is this key; CloudWatch may use it to publish to the encrypted topic (AWS's documented "
+        "statement, no condition); the topic policy admits only this cluster's alarms of this account"
     ),
 }

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
 import re
 import runpy
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -27,10 +29,25 @@ from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.runner import install_mocks
+from offline.summary import render_summary
 from tests.conftest import PROJECT_DIR, STACKS
 from tests.k8s_validation import tolerates, validate_core_object
 
 ADDON = "aws:eks/addon:Addon"
+# The metrics this product reads, as AWS documents them: "Amazon EKS and Kubernetes Container Insights with
+# enhanced observability metrics" (docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/
+# Container-Insights-metrics-enhanced-EKS.html), namespace ContainerInsights. Written out here, not
+# imported from the module under test, so a misspelt name there cannot pass.
+DOCUMENTED_GPU_METRICS = frozenset(
+    {
+        "cluster_node_count",
+        "node_gpu_limit",
+        "node_gpu_usage_total",
+        "node_gpu_utilization",
+        "node_gpu_memory_utilization",
+        "pod_gpu_request",
+    }
+)
 MNG = "eks:index:ManagedNodeGroup"
 EKS_ADDON_VERSION = re.compile(r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")
 
@@ -164,6 +181,38 @@ def test_agent_trust_names_the_add_on_service_account_only() -> None:
     }
 
 
+def test_key_policy_gives_cloudwatch_the_documented_statement_without_conditions() -> None:
+    # AWS Knowledge Center cloudwatch-configure-alarm-sns: `Allow_CloudWatch_for_CMK` has no Condition; a
+    # source-account condition is not documented for SNS's KMS calls on CloudWatch's behalf.
+    statements = {s["Sid"]: s for s in config.alarm_topic_key_policy("210987654321", "aws")["Statement"]}
+    assert statements["AllowCloudWatchForCMK"] == {
+        "Sid": "AllowCloudWatchForCMK",
+        "Effect": "Allow",
+        "Principal": {"Service": "cloudwatch.amazonaws.com"},
+        "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
+        "Resource": "*",
+    }
+    assert statements["AllowAccountToAdministerKey"]["Principal"] == {"AWS": "arn:aws:iam::210987654321:root"}
+
+
+def test_topic_policy_admits_only_this_clusters_alarms() -> None:
+    topic = "arn:aws:sns:us-west-1:210987654321:c1-gpu-alarms"
+    (statement,) = config.alarm_topic_policy(topic, "210987654321", "aws", "us-west-1", "c1")["Statement"]
+    assert (statement["Principal"], statement["Action"], statement["Resource"]) == (
+        {"Service": "cloudwatch.amazonaws.com"},
+        "sns:Publish",
+        topic,
+    )
+    assert statement["Condition"]["StringEquals"] == {"aws:SourceAccount": "210987654321"}
+    pattern = statement["Condition"]["ArnLike"]["aws:SourceArn"]
+    for alarm in ("c1-idle-gpus", "c1-stuck-gpu-node"):
+        assert fnmatch.fnmatchcase(f"arn:aws:cloudwatch:us-west-1:210987654321:alarm:{alarm}", pattern)
+    for foreign in ("arn:aws:cloudwatch:us-west-1:210987654321:alarm:other-alarm",
+                    "arn:aws:cloudwatch:us-east-1:210987654321:alarm:c1-idle-gpus",
+                    "arn:aws:cloudwatch:us-west-1:111111111111:alarm:c1-idle-gpus"):  # fmt: skip
+        assert not fnmatch.fnmatchcase(foreign, pattern)
+
+
 @pytest.mark.parametrize(("endpoint", "protocol"), [("a@example.com", "email"), ("arn:aws:sqs:us-west-2:123456789012:q", "sqs"), ("arn:aws:lambda:us-west-2:123456789012:function:f", "lambda")])  # fmt: skip
 def test_subscription_protocol(endpoint: str, protocol: str) -> None:
     assert config.subscription_protocol(endpoint) == protocol
@@ -173,40 +222,97 @@ def test_subscription_protocol(endpoint: str, protocol: str) -> None:
 
 
 def _evaluate(expression: str, values: dict[str, float]) -> float:
-    """CloudWatch metric math for the subset the alarms use: + - / and FILL(x, 0) on present data."""
-    python = re.sub(r"FILL\((\w+), 0\)", r"\1", expression)
-    assert re.fullmatch(r"[\w\s.+\-/*()]+", python), python
-    return float(eval(python, {"__builtins__": {}}, values))  # arithmetic over our own query ids only
+    """CloudWatch metric math for the subset the alarms use: + - / > <, AND, IF(c, a, b), FILL(x, 0) on present data."""
+    python = re.sub(r"FILL\((\w+), 0\)", r"\1", expression).replace(" AND ", " and ").replace("IF(", "_if(")
+    assert re.fullmatch(r"[\w\s.,+\-/*()<>]+", python), python
+    namespace = {**values, "_if": lambda condition, yes, no: yes if condition else no}
+    return float(eval(python, {"__builtins__": {}}, namespace))  # arithmetic over our own query ids only
+
+
+def _returned_expression(spec: config.AlarmSpec) -> str:
+    (expression,) = [q.expression for q in spec.queries if q.return_data]
+    assert expression is not None
+    return expression
 
 
 def test_stuck_gpu_node_alarm_counts_nodes_without_gpus() -> None:
-    settings = stack_settings("staging")  # 2 system nodes
+    settings = stack_settings("staging")  # systemNodes: desiredSize 2, maxSize 3
     spec = config.stuck_gpu_node_alarm(settings)
-    (expression,) = [q.expression for q in spec.queries if q.return_data]
-    assert expression is not None
+    expression = _returned_expression(spec)
     samples = config.STUCK_PERIOD_SECONDS // config.COLLECTION_INTERVAL_SECONDS
-    healthy = _evaluate(expression, {"nodes": 4, "gpuevents": 2 * samples})  # 2 system + 2 GPU nodes reporting
-    one_stuck = _evaluate(expression, {"nodes": 4, "gpuevents": 1 * samples})
+    system_max = settings.system_nodes.max_size
+    healthy = _evaluate(expression, {"nodes": 2 + 2, "gpuevents": 2 * samples})  # 2 system + 2 GPU nodes reporting
+    one_stuck = _evaluate(expression, {"nodes": system_max + 2, "gpuevents": 1 * samples})
     assert healthy < spec.threshold < one_stuck
     assert spec.comparison_operator == "GreaterThanThreshold"
     assert spec.evaluation_periods * config.STUCK_PERIOD_SECONDS >= settings.observability.stuck_gpu_node_minutes * 60
     assert spec.evaluation_periods == math.ceil(30 * 60 / 300)
 
 
+@pytest.mark.parametrize("stack", STACKS)
+def test_extra_system_nodes_of_a_repair_or_scale_up_do_not_look_stuck(stack: str) -> None:
+    # Auto repair and scaling run system nodes above desiredSize for longer than the window (prod: 3 -> 6).
+    settings = stack_settings(stack)
+    spec = config.stuck_gpu_node_alarm(settings)
+    samples = config.STUCK_PERIOD_SECONDS // config.COLLECTION_INTERVAL_SECONDS
+    surge: dict[str, float] = {"nodes": settings.system_nodes.max_size + 2, "gpuevents": 2 * samples}
+    assert settings.system_nodes.max_size > settings.system_nodes.desired_size
+    assert _evaluate(_returned_expression(spec), surge) < spec.threshold
+
+
+def test_the_stuck_alarms_documented_gap_below_max_size() -> None:
+    # README: while fewer system nodes than maxSize run, up to (maxSize - running) stuck GPU nodes go unseen.
+    settings = stack_settings("staging")
+    spec = config.stuck_gpu_node_alarm(settings)
+    samples = config.STUCK_PERIOD_SECONDS // config.COLLECTION_INTERVAL_SECONDS
+    hidden: dict[str, float] = {"nodes": settings.system_nodes.desired_size + 2, "gpuevents": 1 * samples}
+    assert _evaluate(_returned_expression(spec), hidden) < spec.threshold
+
+
+def _idle(spec: config.AlarmSpec, gpu_nodes: float, busiest: float) -> bool:
+    samples = config.IDLE_PERIOD_SECONDS // config.COLLECTION_INTERVAL_SECONDS
+    value = _evaluate(_returned_expression(spec), {"gpuevents": gpu_nodes * samples, "busiest": busiest})
+    return value > spec.threshold
+
+
+def test_intended_idle_nodes_are_the_warm_headroom_and_the_demo() -> None:
+    # staging: g4-nodepool warmGpuSlots 3 on g4dn.xlarge (1 GPU x 3 replicas) = 1 node; demo 3 pods x 1 slot = 1 node.
+    staging = stack_settings("staging")
+    assert config.intended_idle_gpu_nodes(staging) == 2
+    no_demo = stack_settings("staging", demo={"enabled": False})
+    assert config.intended_idle_gpu_nodes(no_demo) == 1
+    assert config.intended_idle_gpu_nodes(stack_settings("prod")) == 0  # no warm slots, no demo
+
+
+def test_idle_gpu_alarm_ignores_intended_idle_capacity() -> None:
+    settings = stack_settings("staging")
+    spec = config.idle_gpu_alarm(settings)
+    threshold = settings.observability.idle_gpu_threshold_percent
+    assert not _idle(spec, gpu_nodes=2, busiest=0), "the warm node and the demo's node are idle on purpose"
+    assert not _idle(spec, gpu_nodes=2.3, busiest=0), "a node for a few minutes of the hour is no forgotten workload"
+    assert _idle(spec, gpu_nodes=3, busiest=threshold - 1), "a third GPU node idle all hour"
+    assert not _idle(spec, gpu_nodes=3, busiest=threshold + 1), "a busy GPU"
+
+
 def test_idle_gpu_alarm_uses_threshold_and_hours() -> None:
     settings = stack_settings(
-        "staging", observability={"gpuMetrics": True, "idleGpuThresholdPercent": 7, "idleGpuHours": 3}
+        "prod", observability={"gpuMetrics": True, "idleGpuThresholdPercent": 7, "idleGpuHours": 3}
     )
     spec = config.idle_gpu_alarm(settings)
-    assert (spec.threshold, spec.evaluation_periods, spec.comparison_operator) == (7.0, 3, "LessThanThreshold")
-    (query,) = spec.queries
-    assert (query.metric_name, query.stat, query.period) == ("node_gpu_utilization", "Maximum", 3600)
+    assert (spec.evaluation_periods, spec.comparison_operator) == (3, "GreaterThanThreshold")
+    assert _idle(spec, gpu_nodes=1, busiest=6.9) and not _idle(spec, gpu_nodes=1, busiest=7)
+    metrics = {q.id: (q.metric_name, q.stat, q.period) for q in spec.queries if q.metric_name}
+    assert metrics == {
+        "gpuevents": ("node_gpu_limit", "SampleCount", 3600),
+        "busiest": ("node_gpu_utilization", "Maximum", 3600),
+    }
     assert spec.treat_missing_data == "notBreaching", "no GPU nodes must not alarm"
+    assert "warm slots" in spec.description and "gpuNodeGroup" not in spec.description
 
 
 def test_alarms_use_only_documented_metrics() -> None:
     names = {q.metric_name for spec in config.alarms(stack_settings("prod")) for q in spec.queries if q.metric_name}
-    assert names and names <= config.DOCUMENTED_GPU_METRICS
+    assert names and names <= DOCUMENTED_GPU_METRICS
 
 
 # --- dashboard -----------------------------------------------------------------------------------------
@@ -236,7 +342,7 @@ def _dashboard_problems(body: dict[str, Any], region: str) -> list[str]:
                 continue
             used = set(re.findall(r'MetricName="(\w+)"', row[-1]["expression"]))
             used |= set(re.findall(r"\b(?:SUM|COUNT|AVG|MAX|MIN)\((\w+)\)", row[-1]["expression"]))
-            if not used or not used <= config.DOCUMENTED_GPU_METRICS:
+            if not used or not used <= DOCUMENTED_GPU_METRICS:
                 problems.append(f"widget {index}: metrics {sorted(used)} not all documented")
     return problems
 
@@ -251,6 +357,7 @@ def test_dashboard_body_has_the_structure_cloudwatch_accepts(stack: str) -> None
     assert any("per lab" in t for t in titles) and any("GPU nodes" in t for t in titles)
     (intro,) = [w["properties"]["markdown"] for w in body["widgets"] if w["type"] == "text"]
     assert "dcgm-exporter/issues/642" in intro and "request" in intro
+    assert "Follow-up:** GPU nodes per pool need Karpenter's own metrics" in intro
 
 
 def test_dashboard_checks_catch_a_broken_body() -> None:
@@ -382,6 +489,11 @@ def test_plans_contain_dashboard_alarms_and_encrypted_topic(stack: str, plans: d
     alarms = plan.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")
     assert sorted(a["inputs"]["name"] for a in alarms) == sorted(s.name for s in config.alarms(settings))
     assert all(topic["urn"] in a["dependencies"] and a["inputs"]["alarmActions"] for a in alarms)
+    (topic_policy,) = plan.of_type("aws:sns/topicPolicy:TopicPolicy")
+    assert topic["urn"] in topic_policy["dependencies"]
+    (statement,) = json.loads(topic_policy["inputs"]["policy"])["Statement"]
+    assert statement["Principal"] == {"Service": "cloudwatch.amazonaws.com"} and "Condition" in statement
+    assert all(topic_policy["urn"] in a["dependencies"] for a in alarms), "alarms wait for CloudWatch's permission"
     subscriptions = plan.of_type("aws:sns/topicSubscription:TopicSubscription")
     assert sorted(s["inputs"]["endpoint"] for s in subscriptions) == sorted(settings.observability.alarm_subscribers)
 
@@ -392,3 +504,42 @@ def test_plans_enable_karpenter_node_repair(stack: str, plans: dict[str, Plan]) 
         h for h in plans[stack].helm if "karpenter" in str(h.get("chart", "")) and "crd" not in str(h.get("chart", ""))
     ]
     assert release["values"]["settings"]["featureGates"]["nodeRepair"] is True
+
+
+# --- node auto repair in the synth summary (the transform's effect is not in resources.json) --------------
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        ({}, {"systemNodes": "enabled"}),
+        ({"observability": {"nodeRepair": False}}, {"systemNodes": "off"}),
+        (
+            {"gpuNodeGroup": {"enabled": True, "minSize": 1, "desiredSize": 1, "maxSize": 1}},
+            {"systemNodes": "enabled", "gpuNodeGroup": "enabled"},
+        ),
+    ],
+)
+def test_summary_shows_node_auto_repair_per_managed_group(
+    staging_plan: Plan, overrides: dict[str, Any], expected: dict[str, str]
+) -> None:
+    summary = render_summary(stack_settings("staging", **overrides), staging_plan, "staging", Path("out"))
+    lines = summary.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("EKS node auto repair (nodeRepairConfig"))
+    block = {}
+    for line in lines[start + 1 :]:
+        if not line.strip():
+            break
+        group, state = line.split()
+        block[group] = state
+    assert block == expected
+
+
+def test_cloudwatch_namespace_is_spelled_once_in_the_product() -> None:
+    spelled = [
+        str(path.relative_to(PROJECT_DIR))
+        for directory in ("components", "policy", "offline")
+        for path in sorted((PROJECT_DIR / directory).rglob("*.py"))
+        for _ in re.finditer(r"[\"']amazon-cloudwatch[\"']", path.read_text())
+    ]
+    assert spelled == ["components/constants.py"]

@@ -111,6 +111,8 @@ BROKEN_PLAN_RESOURCES: list[tuple[str, str, str, Mutation, str]] = [
     ("policy-service-star", "no-wildcard-iam-actions", "aws:iam/policy:Policy", lambda p: _statement(p, Action=["ec2:*"]), "wildcard"),
     ("policy-write-prefix", "no-wildcard-iam-actions", "aws:iam/policy:Policy", lambda p: _statement(p, Action=["iam:Put*"]), "wildcard"),
     ("policy-not-action", "no-wildcard-iam-actions", "aws:iam/policy:Policy", lambda p: _statement(p, NotAction=["iam:*"]), "NotAction"),
+    ("topic-policy-service-star", "no-wildcard-iam-actions", "aws:sns/topicPolicy:TopicPolicy", lambda p: _statement(p, Action="sns:*"), "wildcard"),
+    ("queue-policy-service-star", "no-wildcard-iam-actions", "aws:sqs/queuePolicy:QueuePolicy", lambda p: _statement(p, Action="sqs:*"), "wildcard"),
     ("policy-example-account", PLACEHOLDER_RULE, "aws:iam/policy:Policy", lambda p: _statement(p, Resource="arn:aws:iam::123456789012:role/x"), "123456789012"),
     ("lt-documentation-tag", PLACEHOLDER_RULE, rules.LAUNCH_TEMPLATE, _set("tags.egress", "192.0.2.10/32"), "192.0.2.10/32"),
 ]  # fmt: skip
@@ -128,6 +130,36 @@ def test_each_rule_catches_a_broken_plan_resource(
     mutate(props)
     found = rules.violations(resource_type, props)
     assert rule in found and any(fragment in message for message in found[rule]), found
+
+
+def _alarm_topic_key(plans: dict[str, Plan]) -> dict[str, Any]:
+    (key,) = [r for r in plans["staging"].of_type(rules.KMS_KEY) if r["inputs"].get("policy")]
+    return copy.deepcopy(key["inputs"])
+
+
+def _key_statement(props: dict[str, Any], sid: str, **changes: Any) -> None:
+    document = json.loads(props["policy"])
+    next(s for s in document["Statement"] if s["Sid"] == sid).update(changes)
+    props["policy"] = json.dumps(document)
+
+
+@pytest.mark.parametrize(
+    ("sid", "changes"),
+    [
+        pytest.param("AllowCloudWatchForCMK", {"Action": "kms:*"}, id="service-gets-kms-star"),
+        pytest.param("AllowCloudWatchForCMK", {"Action": ["kms:Decrypt", "kms:GenerateDataKey*"]}, id="data-key-prefix"),
+        pytest.param("AllowAccountToAdministerKey", {"Principal": {"AWS": "*"}}, id="kms-star-for-anyone"),
+        pytest.param("AllowAccountToAdministerKey", {"Principal": {"Service": "cloudwatch.amazonaws.com"}}, id="kms-star-for-a-service"),
+        pytest.param("AllowAccountToAdministerKey", {"Resource": "arn:aws:kms:us-west-1:210987654321:key/*"}, id="kms-star-beyond-this-key"),
+    ],
+)  # fmt: skip
+def test_key_policy_wildcards_are_caught(plans: dict[str, Plan], sid: str, changes: dict[str, Any]) -> None:
+    props = _alarm_topic_key(plans)
+    # The plan's own key policy passes: kms:* for the account root is the KMS default key policy statement.
+    assert rules.no_wildcard_iam_actions(rules.KMS_KEY, props) == []
+    _key_statement(props, sid, **changes)
+    found = rules.violations(rules.KMS_KEY, props)
+    assert any(sid in message and "wildcard" in message for message in found["no-wildcard-iam-actions"]), found
 
 
 def test_gpu_node_group_without_the_taint_is_caught(managed_group_plan: Plan) -> None:

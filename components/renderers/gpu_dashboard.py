@@ -37,7 +37,9 @@ def _intro(settings: StackSettings) -> str:
         "Labs are therefore attributed by the **GPU slots they request** (`nvidia.com/gpu` requests "
         "per namespace), set against the slots the GPU nodes advertise. Container Insights carries no "
         "NodePool dimension: node counts are for the whole GPU fleet, and each pool's slot ceiling "
-        "(its `nvidia.com/gpu` limit) is drawn as a line."
+        "(its `nvidia.com/gpu` limit) is drawn as a line. "
+        "**Follow-up:** GPU nodes per pool need Karpenter's own metrics (`karpenter_nodes_allocatable` by `nodepool`), "
+        "which this dashboard does not collect yet."
     )
 
 

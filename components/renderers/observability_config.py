@@ -23,6 +23,8 @@ from components.constants import (
     GPU_TOLERATION,
     IAM_POLICY_VERSION,
 )
+from components.renderers.demo_manifests import DEMO_GPUS_PER_POD
+from components.renderers.gpu_capacity import capacity_rows, warm_headroom_rows
 from components.renderers.pod_identity import pod_identity_trust_policy
 from components.settings import StackSettings
 
@@ -42,16 +44,6 @@ NODE_GPU_USAGE: Final = "node_gpu_usage_total"
 NODE_GPU_UTILIZATION: Final = "node_gpu_utilization"
 NODE_GPU_MEMORY_UTILIZATION: Final = "node_gpu_memory_utilization"
 POD_GPU_REQUEST: Final = "pod_gpu_request"
-DOCUMENTED_GPU_METRICS: Final = frozenset(
-    {
-        CLUSTER_NODE_COUNT,
-        NODE_GPU_LIMIT,
-        NODE_GPU_USAGE,
-        NODE_GPU_UTILIZATION,
-        NODE_GPU_MEMORY_UTILIZATION,
-        POD_GPU_REQUEST,
-    }
-)
 
 
 def node_monitoring_agent_configuration() -> dict[str, Any]:
@@ -108,8 +100,16 @@ def alarm_topic_key_policy(account_id: str, partition: str) -> dict[str, Any]:
     """KMS key policy of the alarm topic's key: the account administers it, CloudWatch alarms may use it.
 
     CloudWatch cannot publish to a topic encrypted with the AWS-managed `aws/sns` key (it cannot use
-    that key), so the topic gets a customer-managed key that names CloudWatch, for this account only.
-    In a key policy `Resource: "*"` means this key.
+    that key), so the topic gets a customer-managed key that names CloudWatch. The CloudWatch statement is
+    the one AWS documents, without a condition (AWS Knowledge Center "How do I configure a CloudWatch alarm
+    with an encrypted SNS topic?", repost.aws/knowledge-center/cloudwatch-configure-alarm-sns,
+    `Allow_CloudWatch_for_CMK`, here without underscores, which IAM Sids do not allow): SNS calls KMS on CloudWatch's behalf, and a source-account condition is not
+    documented for that call, so it could silently drop every notification. AWS's `kms:GenerateDataKey*` is
+    narrowed to the two calls SNS makes for a service publishing to an encrypted topic (AWS End User Messaging
+    SMS guide "Amazon SNS access policy", "Access policy for encrypted Amazon SNS topics": `kms:GenerateDataKey`,
+    `kms:Decrypt`). Least privilege is kept by the
+    topic policy (`alarm_topic_policy`), which admits only this cluster's alarms; the key encrypts nothing
+    but this topic. In a key policy `Resource: "*"` means this key.
     """
     return {
         "Version": IAM_POLICY_VERSION,
@@ -122,13 +122,43 @@ def alarm_topic_key_policy(account_id: str, partition: str) -> dict[str, Any]:
                 "Resource": "*",
             },
             {
-                "Sid": "AllowCloudWatchAlarmsToPublish",
+                "Sid": "AllowCloudWatchForCMK",
                 "Effect": "Allow",
                 "Principal": {"Service": "cloudwatch.amazonaws.com"},
-                "Action": ["kms:Decrypt", "kms:GenerateDataKey*"],
+                "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
                 "Resource": "*",
-                "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
             },
+        ],
+    }
+
+
+def alarm_topic_policy(
+    topic_arn: str, account_id: str, partition: str, region: str, cluster_name: str
+) -> dict[str, Any]:
+    """SNS topic policy: CloudWatch may publish only for this cluster's alarms in this account and region.
+
+    AWS Knowledge Center "Why didn't I receive an SNS notification for my CloudWatch alarm trigger?"
+    (repost.aws/knowledge-center/cloudwatch-receive-sns-for-alarm-trigger, `Allow_Publish_Alarms` with
+    `ArnLike aws:SourceArn`) and the SNS Developer Guide "Example cases for Amazon SNS access control"
+    (`aws:SourceAccount` for service principals). Principals of the account keep their IAM permissions:
+    within one account an identity policy suffices where the resource policy does not deny.
+    """
+    return {
+        "Version": IAM_POLICY_VERSION,
+        "Statement": [
+            {
+                "Sid": "AllowPublishAlarms",
+                "Effect": "Allow",
+                "Principal": {"Service": "cloudwatch.amazonaws.com"},
+                "Action": "sns:Publish",
+                "Resource": topic_arn,
+                "Condition": {
+                    "ArnLike": {
+                        "aws:SourceArn": f"arn:{partition}:cloudwatch:{region}:{account_id}:alarm:{cluster_name}-*"
+                    },
+                    "StringEquals": {"aws:SourceAccount": account_id},
+                },
+            }
         ],
     }
 
@@ -175,10 +205,13 @@ def stuck_gpu_node_alarm(settings: StackSettings) -> AlarmSpec:
     shows up as a node without it: nodes - nodes reporting GPUs - system nodes. The events of
     `node_gpu_limit` per period, divided by events per node per period, count the GPU-reporting nodes.
     Every non-system node of this platform is a GPU node (managed GPU group, Karpenter GPU pools).
+    System nodes count at `systemNodes.maxSize`, not desiredSize: node auto repair and scaling run extra
+    system nodes for longer than the alarm's window, and the group never exceeds maxSize outside an EKS
+    version update (README "GPU fleet health": the trade-off and that exception).
     """
     observability = settings.observability
     samples_per_node = STUCK_PERIOD_SECONDS // COLLECTION_INTERVAL_SECONDS
-    system_nodes = settings.system_nodes.desired_size
+    system_nodes = settings.system_nodes.max_size
     return AlarmSpec(
         name=f"{settings.cluster_name}-stuck-gpu-node",
         description=(
@@ -204,20 +237,56 @@ def stuck_gpu_node_alarm(settings: StackSettings) -> AlarmSpec:
     )
 
 
+def intended_idle_gpu_nodes(settings: StackSettings) -> int:
+    """GPU nodes that may run idle on purpose: the warm headroom's nodes plus the demo's.
+
+    Warm headroom: per pool the instance type that holds the most nodes (Karpenter may pick any).
+    The demo (TensorFlow finds the GPU, then sleeps at 0% utilisation) is an idle workload the stack
+    asks for: its nodes count as intended, on the instance type with the fewest slots per node.
+    """
+    warm: dict[str, int] = {}
+    for row in warm_headroom_rows(settings):
+        warm[row.pool] = max(warm.get(row.pool, 0), row.nodes_held)
+    demo_slots = settings.demo.replicas * DEMO_GPUS_PER_POD if settings.demo.enabled else 0
+    slots_per_node = [row.schedulable_per_node for row in capacity_rows(settings)]
+    demo_nodes = math.ceil(demo_slots / min(slots_per_node)) if demo_slots and slots_per_node else 0
+    return sum(warm.values()) + demo_nodes
+
+
 def idle_gpu_alarm(settings: StackSettings) -> AlarmSpec:
-    """GPU nodes running for N hours while even the busiest GPU stays below the threshold."""
+    """More GPU nodes than the intended idle ones run for N hours while even the busiest GPU stays below the threshold.
+
+    `node_gpu_limit` events per hour / events per node per hour = GPU nodes averaged over the hour. An extra
+    node must run for more than half the hour (+0.5) so a sample of jitter never counts as a node.
+    """
     observability = settings.observability
+    intended = intended_idle_gpu_nodes(settings)
+    samples_per_node = IDLE_PERIOD_SECONDS // COLLECTION_INTERVAL_SECONDS
     return AlarmSpec(
         name=f"{settings.cluster_name}-idle-gpus",
         description=(
-            f"The GPUs of {settings.cluster_name} have stayed below {observability.idle_gpu_threshold_percent}% "
-            f"utilisation for {observability.idle_gpu_hours} hour(s) while GPU nodes run: a forgotten lab or an "
-            "oversized GPU floor is burning money. Scale the workload or gpuNodeGroup down."
+            f"More than {intended} GPU node(s) of {settings.cluster_name} (the warm slots' nodes and the demo's, "
+            f"idle on purpose) have run for {observability.idle_gpu_hours} hour(s) while every GPU stayed below "
+            f"{observability.idle_gpu_threshold_percent}% utilisation: a forgotten lab workload is burning money. "
+            "Find its pods (`kubectl get pods -A -o wide`, GPU requests) and scale them down; Karpenter then removes "
+            "the empty nodes."
         ),
-        comparison_operator="LessThanThreshold",
-        threshold=float(observability.idle_gpu_threshold_percent),
+        comparison_operator="GreaterThanThreshold",
+        threshold=0.5,  # the expression is 1 (idle) or 0
         evaluation_periods=observability.idle_gpu_hours,
-        queries=(MetricQuery("busiest", NODE_GPU_UTILIZATION, "Maximum", IDLE_PERIOD_SECONDS, return_data=True),),
+        queries=(
+            MetricQuery("gpuevents", NODE_GPU_LIMIT, "SampleCount", IDLE_PERIOD_SECONDS),
+            MetricQuery("busiest", NODE_GPU_UTILIZATION, "Maximum", IDLE_PERIOD_SECONDS),
+            MetricQuery(
+                "idle",
+                expression=(
+                    f"IF(FILL(gpuevents, 0) / {samples_per_node} > {intended + 0.5} AND "
+                    f"busiest < {observability.idle_gpu_threshold_percent}, 1, 0)"
+                ),
+                label="GPU nodes beyond the intended idle ones, all GPUs idle",
+                return_data=True,
+            ),
+        ),
         # No GPU nodes, no metric, nothing to pay for.
         treat_missing_data="notBreaching",
     )
