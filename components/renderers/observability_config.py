@@ -205,13 +205,15 @@ def stuck_gpu_node_alarm(settings: StackSettings) -> AlarmSpec:
     shows up as a node without it: nodes - nodes reporting GPUs - system nodes. The events of
     `node_gpu_limit` per period, divided by events per node per period, count the GPU-reporting nodes.
     Every non-system node of this platform is a GPU node (managed GPU group, Karpenter GPU pools).
-    System nodes count at `systemNodes.maxSize`, not desiredSize: node auto repair and scaling run extra
-    system nodes for longer than the alarm's window, and the group never exceeds maxSize outside an EKS
-    version update (README "GPU fleet health": the trade-off and that exception).
+    System nodes count at `systemNodes.desiredSize`: nothing resizes that group but an operator, so in
+    steady state every stuck GPU node is seen. While a rolling update of the system group surges it above
+    desiredSize for longer than the window the alarm may fire and clears when the update ends; counting
+    at maxSize instead would hide (maxSize - desiredSize) stuck GPU nodes all the time (README
+    "GPU fleet health": the trade-off).
     """
     observability = settings.observability
     samples_per_node = STUCK_PERIOD_SECONDS // COLLECTION_INTERVAL_SECONDS
-    system_nodes = settings.system_nodes.max_size
+    system_nodes = settings.system_nodes.desired_size
     return AlarmSpec(
         name=f"{settings.cluster_name}-stuck-gpu-node",
         description=(
