@@ -30,7 +30,7 @@ class DemoWorkloadArgs:
 
 class DemoWorkload(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace
-    network_policy: k8s.networking.v1.NetworkPolicy
+    network_policy: k8s.networking.v1.NetworkPolicy | None  # None in a lab: the lab's policies apply
     deployment: k8s.apps.v1.Deployment
 
     def __init__(self, name: str, args: DemoWorkloadArgs, opts: pulumi.ResourceOptions | None = None):
@@ -44,20 +44,25 @@ class DemoWorkload(pulumi.ComponentResource):
             namespace = manifests.demo_namespace(settings.demo, settings.kubernetes_version)
             self.namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=namespace["metadata"], opts=child)
 
-        network_policy = manifests.demo_network_policy(settings.demo)
-        self.network_policy = k8s.networking.v1.NetworkPolicy(
-            f"{name}-deny-all",
-            metadata=network_policy["metadata"],
-            spec=network_policy["spec"],
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.namespace])),
-        )
+        # NetworkPolicies are additive: in a lab namespace the lab's policies already select every pod, and a
+        # deny-all next to them would deny nothing. The deny-all is only the demo's own namespace's policy.
+        self.network_policy = None
+        if args.lab_namespace is None:
+            network_policy = manifests.demo_network_policy(settings.demo)
+            self.network_policy = k8s.networking.v1.NetworkPolicy(
+                f"{name}-deny-all",
+                metadata=network_policy["metadata"],
+                spec=network_policy["spec"],
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.namespace])),
+            )
 
         deployment = manifests.place_demo_deployment(manifests.demo_deployment(settings.demo), settings)
         # In its namespace, after its NetworkPolicy, once the device plugin can advertise nvidia.com/gpu
         # and the managed GPU nodes (if any) have joined.
         gpu_nodes = [args.gpu_node_group] if args.gpu_node_group is not None else []
+        own_policy = [self.network_policy] if self.network_policy is not None else []
         after_plugin = pulumi.ResourceOptions(
-            depends_on=[self.namespace, self.network_policy, *args.device_plugin.daemon_sets, *gpu_nodes]
+            depends_on=[self.namespace, *own_policy, *args.device_plugin.daemon_sets, *gpu_nodes]
         )
         self.deployment = k8s.apps.v1.Deployment(
             name,
