@@ -607,7 +607,7 @@ class LabSettings(_Model):
     # nvidia.com/gpu requests the lab may hold at once (shared slots, not physical GPUs).
     gpu_slots: Annotated[int, Field(ge=1, le=10000)]
     members: Annotated[list[PrincipalArn], Field(max_length=100)] = []
-    # ResourceQuota on requests.cpu and on requests/limits.memory.
+    # ResourceQuota on requests.cpu and requests.memory (requests only: lab_manifests.CONTAINER_DEFAULT_REQUESTS).
     cpu: Annotated[str, AfterValidator(_quantity)] = "16"
     memory: Annotated[str, AfterValidator(_quantity)] = "64Gi"
 
