@@ -6,6 +6,7 @@ and where its pods go are explained there); this component only creates them, af
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -26,6 +27,8 @@ class DemoWorkloadArgs:
     gpu_node_group: pulumi.Resource | None = None
     # The lab namespace the demo runs in (created by `components.labs`); None: the demo creates its own.
     lab_namespace: k8s.core.v1.Namespace | None = None
+    # That lab's quota, LimitRange and NetworkPolicies: the pods start fenced and counted.
+    lab_objects: Sequence[pulumi.Resource] = ()
 
 
 class DemoWorkload(pulumi.ComponentResource):
@@ -60,9 +63,9 @@ class DemoWorkload(pulumi.ComponentResource):
         # In its namespace, after its NetworkPolicy, once the device plugin can advertise nvidia.com/gpu
         # and the managed GPU nodes (if any) have joined.
         gpu_nodes = [args.gpu_node_group] if args.gpu_node_group is not None else []
-        own_policy = [self.network_policy] if self.network_policy is not None else []
+        fences = [self.network_policy] if self.network_policy is not None else list(args.lab_objects)
         after_plugin = pulumi.ResourceOptions(
-            depends_on=[self.namespace, *own_policy, *args.device_plugin.daemon_sets, *gpu_nodes]
+            depends_on=[self.namespace, *fences, *args.device_plugin.daemon_sets, *gpu_nodes]
         )
         self.deployment = k8s.apps.v1.Deployment(
             name,
