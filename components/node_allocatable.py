@@ -35,8 +35,10 @@ class Allocatable:
 # warm-slot math must too. Pod requests are max(init container, sum of containers), as the scheduler counts.
 # A request left unset upstream counts 0 (the scheduler reserves nothing for it).
 NO_REQUEST: Final = Allocatable(0, 0)
-# EKS kube-proxy add-on DaemonSet: `requests: {cpu: 100m}`, no memory request.
-KUBE_PROXY: Final = Allocatable(100, 0)
+# EKS kube-proxy add-on DaemonSet: `requests: {cpu: 100m, memory: 50Mi}`, as a live EKS cluster's
+# kube-proxy v1.31.3-minimal-eksbuild.2 DaemonSet shows in kubernetes-sigs/karpenter#2123 (older builds set
+# no memory request; counting it only errs on the safe side).
+KUBE_PROXY: Final = Allocatable(100, 50)
 # VPC CNI `aws-node`: aws-node 25m plus the network policy agent (enabled here), which falls back to the same
 # 25m: aws/eks-charts stable/aws-vpc-cni values.yaml (`resources.requests.cpu: 25m`, `nodeAgent.resources: {}`)
 # and templates/daemonset.yaml (`default .Values.resources .Values.nodeAgent.resources`) @ chart 1.22.4.

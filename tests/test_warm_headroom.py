@@ -84,33 +84,33 @@ NO_OBSERVABILITY = {"gpuMetrics": False, "nodeRepair": False}
 
 
 def test_daemonset_requests_follow_the_settings_by_hand() -> None:
-    """Base: kube-proxy 100m + aws-node 25m + its network policy agent 25m + Pod Identity agent 0 + device plugin
-    50m / 64 MiB = 200m / 64 MiB; gpuMetrics adds cloudwatch-agent and dcgm-exporter (250m / 128 MiB each);
+    """Base: kube-proxy 100m / 50 MiB + aws-node 25m + its network policy agent 25m + Pod Identity agent 0 + device
+    plugin 50m / 64 MiB = 200m / 114 MiB; gpuMetrics adds cloudwatch-agent and dcgm-exporter (250m / 128 MiB each);
     nodeRepair adds the node monitoring agent (10m / 30 MiB) and its dcgm-server (no requests); MPS adds its
     control daemon (50m / 64 MiB)."""
     requests = node_allocatable.daemonset_requests
     base = requests(gpu_metrics=False, node_repair=False, mps=False)
-    assert (base.cpu_millicores, base.memory_mib) == (200, 64)
+    assert (base.cpu_millicores, base.memory_mib) == (200, 114)
     metrics = requests(gpu_metrics=True, node_repair=False, mps=False)
-    assert (metrics.cpu_millicores, metrics.memory_mib) == (700, 320)
+    assert (metrics.cpu_millicores, metrics.memory_mib) == (700, 370)
     repair = requests(gpu_metrics=False, node_repair=True, mps=False)
-    assert (repair.cpu_millicores, repair.memory_mib) == (210, 94)
+    assert (repair.cpu_millicores, repair.memory_mib) == (210, 144)
     everything = requests(gpu_metrics=True, node_repair=True, mps=True)
-    assert (everything.cpu_millicores, everything.memory_mib) == (760, 414)
+    assert (everything.cpu_millicores, everything.memory_mib) == (760, 464)
     running = node_allocatable.gpu_node_daemonsets(gpu_metrics=False, node_repair=True, mps=False)
     assert running["dcgm-server"] == node_allocatable.Allocatable(0, 0)
 
 
 def test_allocatable_follows_karpenters_model_by_hand() -> None:
-    """g4dn.xlarge, maxPods 110, staging's DaemonSets (710m / 350 MiB): 4000m - 80m kube-reserved (60+10+5+5)
+    """g4dn.xlarge, maxPods 110, staging's DaemonSets (710m / 400 MiB): 4000m - 80m kube-reserved (60+10+5+5)
     - 710m = 3210m; 16384 MiB - 1229 MiB VM overhead (7.5%, rounded up) - 1465 MiB kube-reserved (11 x 110 + 255)
-    - 100 MiB eviction - 350 MiB = 13240 MiB. Base DaemonSets only (200m / 64 MiB): 3720m / 13526 MiB."""
-    staging = node_allocatable.Allocatable(710, 350)
+    - 100 MiB eviction - 400 MiB = 13190 MiB. Base DaemonSets only (200m / 114 MiB): 3720m / 13476 MiB."""
+    staging = node_allocatable.Allocatable(710, 400)
     room = node_allocatable.pod_allocatable("g4dn.xlarge", max_pods=110, daemonsets=staging)
-    assert (room.cpu_millicores, room.memory_mib) == (3210, 13240)
-    base = node_allocatable.Allocatable(200, 64)
+    assert (room.cpu_millicores, room.memory_mib) == (3210, 13190)
+    base = node_allocatable.Allocatable(200, 114)
     room = node_allocatable.pod_allocatable("g4dn.xlarge", max_pods=110, daemonsets=base)
-    assert (room.cpu_millicores, room.memory_mib) == (3720, 13526)
+    assert (room.cpu_millicores, room.memory_mib) == (3720, 13476)
     assert node_allocatable.kube_reserved_cpu_millicores(48) == 60 + 10 + 10 + 110
 
 
@@ -118,11 +118,11 @@ def test_staging_pool_allocatable_counts_its_observability_daemonsets() -> None:
     settings = load_settings(STAGING)
     (pool,) = settings.karpenter.node_pools
     room = settings.pool_node_allocatable(pool, "g4dn.xlarge")
-    assert (room.cpu_millicores, room.memory_mib) == (3210, 13240)
+    assert (room.cpu_millicores, room.memory_mib) == (3210, 13190)
 
 
 def test_default_shape_shrinks_until_a_node_holds_all_its_slots() -> None:
-    """Four pods per T4 with staging's DaemonSets: 3210m / 4 = 802m -> 800m; 13240 MiB / 4 = 3310 -> 3264 MiB
+    """Four pods per T4 with staging's DaemonSets: 3210m / 4 = 802m -> 800m; 13190 MiB / 4 = 3297 -> 3264 MiB
     (50m and 64 MiB steps). The old fixed 500m allowance gave 850m: 4 x 850m = 3400m > 3210m really free."""
     settings = settings_with(
         {"instanceTypes": ["g4dn.xlarge"], "warmGpuSlots": 4},
@@ -139,7 +139,7 @@ BAD_HEADROOM = [
     ({"warmGpuSlots": 25}, {}, f"{WARM}.warmGpuSlots", "gpuLimit x replicas = 8 x 3 = 24"),
     # 3 slots x 2 cores = 6 cores do not fit the 3210m of a g4dn.xlarge.
     ({"warmSlotShape": {"cpuMillicores": 2000, "memoryMib": 1024}, "warmGpuSlots": 1}, {}, f"{WARM}.warmSlotShape", "do not fit one g4dn.xlarge"),
-    ({"warmSlotShape": {"cpuMillicores": 500, "memoryMib": 8192}, "warmGpuSlots": 1}, {}, f"{WARM}.warmSlotShape", "(3210m / 13240 MiB allocatable"),
+    ({"warmSlotShape": {"cpuMillicores": 500, "memoryMib": 8192}, "warmGpuSlots": 1}, {}, f"{WARM}.warmSlotShape", "(3210m / 13190 MiB allocatable"),
     ({"warmSlotShape": {"cpuMillicores": 500}, "warmGpuSlots": 1}, {}, f"{WARM}.warmSlotShape.memoryMib", "required"),
     # 24 slots need 8 g4dn.xlarge (32 vCPUs) or 2 g4dn.12xlarge (96 vCPUs): both above cpuLimit 16.
     ({"warmGpuSlots": 24, "cpuLimit": 16}, {}, f"{WARM}.warmGpuSlots", "exceed cpuLimit 16"),
@@ -273,21 +273,21 @@ def test_a_warm_slot_lands_on_its_pool_and_only_there() -> None:
 
 DEFAULT_SHAPES = [
     # (instance type, sharing, observability, hand-computed allocatable (m, MiB), slots, default shape (m, MiB))
-    # g4dn.xlarge, staging's DaemonSets (710m / 350 MiB): 3210m / 13240 MiB; 4 slots -> 802 -> 800m, 3310 -> 3264.
-    ("g4dn.xlarge", {"strategy": "time-slicing", "replicas": 4}, {}, (3210, 13240), 4, (800, 3264)),
-    # 6 slots: 535 -> 500m; 2206 -> 2176 MiB.
-    ("g4dn.xlarge", {"strategy": "time-slicing", "replicas": 6}, {}, (3210, 13240), 6, (500, 2176)),
+    # g4dn.xlarge, staging's DaemonSets (710m / 400 MiB): 3210m / 13190 MiB; 4 slots -> 802 -> 800m, 3297 -> 3264.
+    ("g4dn.xlarge", {"strategy": "time-slicing", "replicas": 4}, {}, (3210, 13190), 4, (800, 3264)),
+    # 6 slots: 535 -> 500m; 2198 -> 2176 MiB.
+    ("g4dn.xlarge", {"strategy": "time-slicing", "replicas": 6}, {}, (3210, 13190), 6, (500, 2176)),
     # g6.xlarge (4 vCPUs, 16 GiB, one L4): the same figures as g4dn.xlarge.
-    ("g6.xlarge", {"strategy": "time-slicing", "replicas": 4}, {}, (3210, 13240), 4, (800, 3264)),
-    # MPS adds its control daemon (760m / 414 MiB): 3160m / 13176 MiB; 4 slots -> 790 -> 750m, 3294 -> 3264.
-    ("g4dn.xlarge", {"strategy": "mps", "replicas": 4}, {}, (3160, 13176), 4, (750, 3264)),
-    # No observability (200m / 64 MiB): 3720m / 13526 MiB; 4 slots -> 930 -> 900m, 3381 -> 3328.
-    ("g4dn.xlarge", {"strategy": "time-slicing", "replicas": 4}, NO_OBSERVABILITY, (3720, 13526), 4, (900, 3328)),
-    # g4dn.2xlarge: 8000 - 90 - 710 = 7200m; 32768 - 2458 - 1465 - 100 - 350 = 28395 MiB; 3 slots: the typical pod.
-    ("g4dn.2xlarge", {"strategy": "time-slicing", "replicas": 3}, {}, (7200, 28395), 3, (1000, 4096)),
-    # g4dn.12xlarge, 4 T4 x 16: 48000 - 190 - 710 = 47100m; 196608 - 14746 - 1465 - 100 - 350 = 179947 MiB;
-    # 64 slots -> 735 -> 700m, 2811 -> 2752 MiB.
-    ("g4dn.12xlarge", {"strategy": "time-slicing", "replicas": 16}, {}, (47100, 179947), 64, (700, 2752)),
+    ("g6.xlarge", {"strategy": "time-slicing", "replicas": 4}, {}, (3210, 13190), 4, (800, 3264)),
+    # MPS adds its control daemon (760m / 464 MiB): 3160m / 13126 MiB; 4 slots -> 790 -> 750m, 3281 -> 3264.
+    ("g4dn.xlarge", {"strategy": "mps", "replicas": 4}, {}, (3160, 13126), 4, (750, 3264)),
+    # No observability (200m / 114 MiB): 3720m / 13476 MiB; 4 slots -> 930 -> 900m, 3369 -> 3328.
+    ("g4dn.xlarge", {"strategy": "time-slicing", "replicas": 4}, NO_OBSERVABILITY, (3720, 13476), 4, (900, 3328)),
+    # g4dn.2xlarge: 8000 - 90 - 710 = 7200m; 32768 - 2458 - 1465 - 100 - 400 = 28345 MiB; 3 slots: the typical pod.
+    ("g4dn.2xlarge", {"strategy": "time-slicing", "replicas": 3}, {}, (7200, 28345), 3, (1000, 4096)),
+    # g4dn.12xlarge, 4 T4 x 16: 48000 - 190 - 710 = 47100m; 196608 - 14746 - 1465 - 100 - 400 = 179897 MiB;
+    # 64 slots -> 735 -> 700m, 2810 -> 2752 MiB.
+    ("g4dn.12xlarge", {"strategy": "time-slicing", "replicas": 16}, {}, (47100, 179897), 64, (700, 2752)),
 ]  # fmt: skip
 
 
