@@ -61,6 +61,7 @@ if settings.demo.enabled:
             device_plugin=device_plugin,
             gpu_node_group=gpu_nodes.node_group if gpu_nodes is not None else None,
             lab_namespace=labs.namespaces.get(settings.demo.namespace),
+            lab_objects=labs.namespace_objects.get(settings.demo.namespace, []),
         ),
     )
 

@@ -6,6 +6,7 @@ and where its pods go are explained there); this component only creates them, af
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -26,11 +27,13 @@ class DemoWorkloadArgs:
     gpu_node_group: pulumi.Resource | None = None
     # The lab namespace the demo runs in (created by `components.labs`); None: the demo creates its own.
     lab_namespace: k8s.core.v1.Namespace | None = None
+    # That lab's quota, LimitRange and NetworkPolicies: the pods start fenced and counted.
+    lab_objects: Sequence[pulumi.Resource] = ()
 
 
 class DemoWorkload(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace
-    network_policy: k8s.networking.v1.NetworkPolicy
+    network_policy: k8s.networking.v1.NetworkPolicy | None  # None in a lab: the lab's policies apply
     deployment: k8s.apps.v1.Deployment
 
     def __init__(self, name: str, args: DemoWorkloadArgs, opts: pulumi.ResourceOptions | None = None):
@@ -44,20 +47,25 @@ class DemoWorkload(pulumi.ComponentResource):
             namespace = manifests.demo_namespace(settings.demo, settings.kubernetes_version)
             self.namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=namespace["metadata"], opts=child)
 
-        network_policy = manifests.demo_network_policy(settings.demo)
-        self.network_policy = k8s.networking.v1.NetworkPolicy(
-            f"{name}-deny-all",
-            metadata=network_policy["metadata"],
-            spec=network_policy["spec"],
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.namespace])),
-        )
+        # NetworkPolicies are additive: in a lab namespace the lab's policies already select every pod, and a
+        # deny-all next to them would deny nothing. The deny-all is only the demo's own namespace's policy.
+        self.network_policy = None
+        if args.lab_namespace is None:
+            network_policy = manifests.demo_network_policy(settings.demo)
+            self.network_policy = k8s.networking.v1.NetworkPolicy(
+                f"{name}-deny-all",
+                metadata=network_policy["metadata"],
+                spec=network_policy["spec"],
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.namespace])),
+            )
 
         deployment = manifests.place_demo_deployment(manifests.demo_deployment(settings.demo), settings)
         # In its namespace, after its NetworkPolicy, once the device plugin can advertise nvidia.com/gpu
         # and the managed GPU nodes (if any) have joined.
         gpu_nodes = [args.gpu_node_group] if args.gpu_node_group is not None else []
+        fences = [self.network_policy] if self.network_policy is not None else list(args.lab_objects)
         after_plugin = pulumi.ResourceOptions(
-            depends_on=[self.namespace, self.network_policy, *args.device_plugin.daemon_sets, *gpu_nodes]
+            depends_on=[self.namespace, *fences, *args.device_plugin.daemon_sets, *gpu_nodes]
         )
         self.deployment = k8s.apps.v1.Deployment(
             name,

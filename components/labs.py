@@ -35,6 +35,8 @@ class LabsArgs:
 
 class Labs(pulumi.ComponentResource):
     namespaces: dict[str, k8s.core.v1.Namespace]
+    # Each lab's quota, LimitRange and NetworkPolicies: a workload in the lab is created after them.
+    namespace_objects: dict[str, list[pulumi.CustomResource]]
     admission_policy: k8s.admissionregistration.v1.ValidatingAdmissionPolicy
 
     def __init__(self, name: str, args: LabsArgs, opts: pulumi.ResourceOptions | None = None):
@@ -44,19 +46,22 @@ class Labs(pulumi.ComponentResource):
 
         self.admission_policy = self._admission_guard(name, child)
         self.namespaces = {}
+        self.namespace_objects = {}
         for lab in settings.labs:
             namespace, *namespaced = lab_manifests.lab_objects(lab, settings.kubernetes_version)
             ns = k8s.core.v1.Namespace(f"{name}-{lab.name}", metadata=namespace["metadata"], opts=child)
             self.namespaces[lab.name] = ns
             in_namespace = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[ns]))
+            self.namespace_objects[lab.name] = []
             for obj in namespaced:
                 resource_class = _NAMESPACED_KINDS[obj["kind"]]
-                resource_class(
+                resource = resource_class(
                     f"{name}-{lab.name}-{obj['metadata']['name']}",
                     metadata=obj["metadata"],
                     spec=obj["spec"],
                     opts=in_namespace,
                 )
+                self.namespace_objects[lab.name].append(resource)
         self._member_access(name, args)
         self.register_outputs({"labs": list(self.namespaces), "admissionPolicy": self.admission_policy.metadata.name})
 

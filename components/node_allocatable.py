@@ -19,17 +19,68 @@ VM_MEMORY_OVERHEAD_PERCENT: Final = 0.075
 EVICTION_HARD_MEMORY_MIB: Final = 100
 # kube-reserved CPU: 6% of the first core, 1% of the second, 0.5% of cores 3-4, 0.25% of the rest.
 _KUBE_RESERVED_CPU_TIERS: Final = ((0, 1000, 0.06), (1000, 2000, 0.01), (2000, 4000, 0.005), (4000, 1 << 31, 0.0025))
-# Node DaemonSets on every GPU node (VPC CNI, kube-proxy, Pod Identity agent, the NVIDIA device plugin and
-# whatever monitoring lands later) request a few hundred millicores together: a fixed allowance keeps the
-# warm-slot math from depending on which add-on versions happen to be installed.
-DAEMONSET_ALLOWANCE_CPU_MILLICORES: Final = 500
-DAEMONSET_ALLOWANCE_MEMORY_MIB: Final = 512
 
 
 @dataclass(frozen=True)
 class Allocatable:
     cpu_millicores: int
     memory_mib: int
+
+    def __add__(self, other: Allocatable) -> Allocatable:
+        return Allocatable(self.cpu_millicores + other.cpu_millicores, self.memory_mib + other.memory_mib)
+
+
+# --- DaemonSet requests on a GPU node ---------------------------------------------------------------
+# Karpenter subtracts the requests of every DaemonSet that will run on a node before it packs pods, so the
+# warm-slot math must too. Pod requests are max(init container, sum of containers), as the scheduler counts.
+# A request left unset upstream counts 0 (the scheduler reserves nothing for it).
+NO_REQUEST: Final = Allocatable(0, 0)
+# EKS kube-proxy add-on DaemonSet: `requests: {cpu: 100m, memory: 50Mi}`, as a live EKS cluster's
+# kube-proxy v1.31.3-minimal-eksbuild.2 DaemonSet shows in kubernetes-sigs/karpenter#2123 (older builds set
+# no memory request; counting it only errs on the safe side).
+KUBE_PROXY: Final = Allocatable(100, 50)
+# VPC CNI `aws-node`: aws-node 25m plus the network policy agent (enabled here), which falls back to the same
+# 25m: aws/eks-charts stable/aws-vpc-cni values.yaml (`resources.requests.cpu: 25m`, `nodeAgent.resources: {}`)
+# and templates/daemonset.yaml (`default .Values.resources .Values.nodeAgent.resources`) @ chart 1.22.4.
+AWS_NODE: Final = Allocatable(25 + 25, 0)
+# eks-pod-identity-agent: `resources: {}` (aws/eks-pod-identity-agent charts/eks-pod-identity-agent/values.yaml
+# @ v0.1.37): no requests.
+POD_IDENTITY_AGENT: Final = NO_REQUEST
+# The platform's own NVIDIA device plugin and MPS control daemon (renderers/device_plugin_manifests.py).
+DEVICE_PLUGIN_DAEMON: Final = Allocatable(50, 64)
+# amazon-cloudwatch-observability (add-on v6.5.0; chart aws-observability/helm-charts
+# charts/amazon-cloudwatch-observability/values.yaml @ amazon-cloudwatch-observability-6.4.0, the newest
+# tag): `agent.resources.requests` 250m / 128Mi (the `cloudwatch-agent` DaemonSet) and
+# `dcgmExporter.resources.requests` 250m / 128Mi. Fluent Bit is off (containerLogs), node-exporter needs
+# otelContainerInsights (off), neuron-monitor has Neuron-only affinity: none of them runs here.
+CLOUDWATCH_AGENT: Final = Allocatable(250, 128)
+DCGM_EXPORTER: Final = Allocatable(250, 128)
+# eks-node-monitoring-agent v1.6.6 charts/eks-node-monitoring-agent/values.yaml: `nodeAgent.resources.requests`
+# 10m / 30Mi; `dcgmAgent.resources: {}` (dcgm-server, NVIDIA nodes only): no requests.
+NODE_MONITORING_AGENT: Final = Allocatable(10, 30)
+NODE_MONITORING_DCGM_SERVER: Final = NO_REQUEST
+
+
+def gpu_node_daemonsets(*, gpu_metrics: bool, node_repair: bool, mps: bool) -> dict[str, Allocatable]:
+    """Requests of each DaemonSet that runs on a GPU node for these settings, by DaemonSet."""
+    running = {
+        "kube-proxy": KUBE_PROXY,
+        "aws-node": AWS_NODE,
+        "eks-pod-identity-agent": POD_IDENTITY_AGENT,
+        "nvidia-device-plugin": DEVICE_PLUGIN_DAEMON,
+    }
+    if mps:
+        running["nvidia-mps-control-daemon"] = DEVICE_PLUGIN_DAEMON
+    if gpu_metrics:
+        running |= {"cloudwatch-agent": CLOUDWATCH_AGENT, "dcgm-exporter": DCGM_EXPORTER}
+    if node_repair:
+        running |= {"eks-node-monitoring-agent": NODE_MONITORING_AGENT, "dcgm-server": NODE_MONITORING_DCGM_SERVER}
+    return running
+
+
+def daemonset_requests(*, gpu_metrics: bool, node_repair: bool, mps: bool) -> Allocatable:
+    """Sum of the DaemonSet requests on one GPU node (what Karpenter reserves for them)."""
+    return sum(gpu_node_daemonsets(gpu_metrics=gpu_metrics, node_repair=node_repair, mps=mps).values(), NO_REQUEST)
 
 
 def kube_reserved_cpu_millicores(vcpus: int) -> int:
@@ -45,17 +96,14 @@ def kube_reserved_memory_mib(max_pods: int) -> int:
     return 11 * max_pods + 255
 
 
-def pod_allocatable(instance_type: str, *, max_pods: int) -> Allocatable:
-    """CPU and memory left for workload pods on one node of `instance_type` (DaemonSets already placed)."""
+def pod_allocatable(instance_type: str, *, max_pods: int, daemonsets: Allocatable) -> Allocatable:
+    """CPU and memory left for workload pods on one node of `instance_type` after `daemonsets` are placed."""
     vcpus = gpu_catalog.vcpus(instance_type)
     memory = gpu_catalog.memory_mib(instance_type)
     memory -= math.ceil(memory * VM_MEMORY_OVERHEAD_PERCENT)
     return Allocatable(
-        cpu_millicores=vcpus * 1000 - kube_reserved_cpu_millicores(vcpus) - DAEMONSET_ALLOWANCE_CPU_MILLICORES,
-        memory_mib=memory
-        - kube_reserved_memory_mib(max_pods)
-        - EVICTION_HARD_MEMORY_MIB
-        - DAEMONSET_ALLOWANCE_MEMORY_MIB,
+        cpu_millicores=vcpus * 1000 - kube_reserved_cpu_millicores(vcpus) - daemonsets.cpu_millicores,
+        memory_mib=memory - kube_reserved_memory_mib(max_pods) - EVICTION_HARD_MEMORY_MIB - daemonsets.memory_mib,
     )
 
 

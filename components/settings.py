@@ -607,7 +607,7 @@ class LabSettings(_Model):
     # nvidia.com/gpu requests the lab may hold at once (shared slots, not physical GPUs).
     gpu_slots: Annotated[int, Field(ge=1, le=10000)]
     members: Annotated[list[PrincipalArn], Field(max_length=100)] = []
-    # ResourceQuota on requests.cpu and on requests/limits.memory.
+    # ResourceQuota on requests.cpu and requests.memory (requests only: lab_manifests.CONTAINER_DEFAULT_REQUESTS).
     cpu: Annotated[str, AfterValidator(_quantity)] = "16"
     memory: Annotated[str, AfterValidator(_quantity)] = "64Gi"
 
@@ -655,10 +655,19 @@ class StackSettings(_Model):
         cpu, memory = TYPICAL_WARM_SLOT.cpu_millicores, TYPICAL_WARM_SLOT.memory_mib
         for instance_type in pool.selected_instance_types:
             slots = self.slots_per_node(pool, instance_type)
-            room = node_allocatable.pod_allocatable(instance_type, max_pods=self.gpu_nodes.max_pods)
+            room = self.pool_node_allocatable(pool, instance_type)
             cpu = min(cpu, room.cpu_millicores // slots // 50 * 50)  # round down to 50m
             memory = min(memory, room.memory_mib // slots // 64 * 64)  # and to 64 MiB
         return WarmSlotShape(cpu_millicores=max(cpu, 10), memory_mib=max(memory, 16))
+
+    def pool_node_allocatable(self, pool: NodePoolSettings, instance_type: str) -> node_allocatable.Allocatable:
+        """What one node of this pool offers pods once the DaemonSets these settings run on it are placed."""
+        daemonsets = node_allocatable.daemonset_requests(
+            gpu_metrics=self.observability.gpu_metrics,
+            node_repair=self.observability.node_repair,
+            mps=self.sharing_for(pool).strategy == "mps",
+        )
+        return node_allocatable.pod_allocatable(instance_type, max_pods=self.gpu_nodes.max_pods, daemonsets=daemonsets)
 
     def slots_per_node(self, pool: NodePoolSettings, instance_type: str) -> int:
         """Shared `nvidia.com/gpu` slots one node of this type offers in this pool (GPUs x replicas)."""
@@ -786,7 +795,7 @@ def _check_warm_headroom(settings: StackSettings, pool: NodePoolSettings, key: s
     within_limits = []
     for instance_type in pool.selected_instance_types:
         per_node = settings.slots_per_node(pool, instance_type)
-        room = node_allocatable.pod_allocatable(instance_type, max_pods=settings.gpu_nodes.max_pods)
+        room = settings.pool_node_allocatable(pool, instance_type)
         if per_node * shape.cpu_millicores > room.cpu_millicores or per_node * shape.memory_mib > room.memory_mib:
             raise ValueError(
                 f"{key}.warmSlotShape: {per_node} slots of {shape.cpu_millicores}m / {shape.memory_mib} MiB do not fit "

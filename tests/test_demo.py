@@ -23,7 +23,7 @@ from components.renderers.demo_manifests import (
     demo_network_policy,
     place_demo_deployment,
 )
-from components.renderers.lab_manifests import lab_namespace
+from components.renderers.lab_manifests import lab_namespace, lab_network_policies
 from components.settings import RESERVED_NAMESPACES, SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
@@ -178,25 +178,21 @@ def test_staging_plan_has_the_demo_after_the_device_plugin(staging_plan: Plan) -
     assert daemon_sets and daemon_sets <= set(resource["dependencies"])
 
 
-def test_staging_plan_has_the_demo_network_policy_before_its_pods(staging_plan: Plan) -> None:
-    (deployment,) = staging_plan.objects("Deployment")
-    (policy,) = [p for p in staging_plan.objects("NetworkPolicy") if p == demo_network_policy(STAGING.demo)]
-    assert policy == demo_network_policy(STAGING.demo)
-    assert deny_all_problems(policy, deployment) == []
+def test_staging_demo_in_its_lab_gets_the_labs_network_policies_only(staging_plan: Plan) -> None:
+    """The demo runs in the lab `learning-lab`: the lab's policies select all its pods (NetworkPolicies are
+    additive, so a deny-all beside them would deny nothing) and the demo adds none of its own."""
     (component,) = staging_plan.of_type("gpu-platform:demo:DemoWorkload")
-    (resource,) = [
+    owned = [
         r
         for r in staging_plan.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
         if r["parent"] == component["urn"]
     ]
-    (namespace,) = [
-        r
-        for r in staging_plan.of_type("kubernetes:core/v1:Namespace")
-        if r["inputs"]["metadata"]["name"] == STAGING.demo.namespace
-    ]
-    assert namespace["urn"] in resource["dependencies"]
-    (deployment_resource,) = staging_plan.of_type("kubernetes:apps/v1:Deployment")
-    assert resource["urn"] in deployment_resource["dependencies"]
+    assert owned == []
+    assert demo_network_policy(STAGING.demo) not in staging_plan.objects("NetworkPolicy")
+    (lab,) = [lab for lab in STAGING.labs if lab.name == STAGING.demo.namespace]
+    in_namespace = [p for p in staging_plan.objects("NetworkPolicy") if p["metadata"]["namespace"] == lab.name]
+    assert sorted(in_namespace, key=str) == sorted(lab_network_policies(lab), key=str)
+    assert all(p["spec"]["podSelector"] == {} for p in in_namespace)
 
 
 def test_prod_plan_has_no_demo(prod_plan: Plan, stack_configs: dict[str, dict[str, str]]) -> None:

@@ -47,14 +47,17 @@ def mixed_settings() -> StackSettings:
     return load_settings(values)
 
 
-def record(settings: StackSettings) -> list[Registration]:
+def record(settings: StackSettings, *, in_lab: bool = False) -> list[Registration]:
+    """The plugin and the demo; `in_lab`: the demo gets a lab's namespace instead of creating its own."""
     monitor = install_mocks("gpu-platform", "test", settings.region, {}, [])
 
     @pulumi.runtime.test
     def run() -> None:
         provider = k8s.Provider("k8s", kubeconfig="{}")
         plugin = DevicePlugin("nvidia-device-plugin", DevicePluginArgs(settings=settings, k8s_provider=provider))
-        DemoWorkload("demo", DemoWorkloadArgs(settings=settings, k8s_provider=provider, device_plugin=plugin))
+        lab = k8s.core.v1.Namespace("lab", metadata={"name": settings.demo.namespace}) if in_lab else None
+        args = DemoWorkloadArgs(settings=settings, k8s_provider=provider, device_plugin=plugin, lab_namespace=lab)
+        DemoWorkload("demo", args)
 
     run()
     return list(monitor.registrations)
@@ -135,3 +138,14 @@ def test_the_demo_comes_after_its_namespace_and_every_device_plugin(
         demo_deployment(settings.demo), settings
     )
     assert namespace.inputs == demo_namespace(settings.demo, settings.kubernetes_version)
+
+
+def test_the_demo_in_a_lab_namespace_adds_no_deny_all(settings: StackSettings) -> None:
+    """NetworkPolicies are additive: next to the lab's policies (podSelector {}) a deny-all would deny nothing."""
+    registrations = record(settings, in_lab=True)
+    (demo,) = of_type(registrations, DEMO_TYPE)
+    assert [r for r in of_type(registrations, NETWORK_POLICY) if r.parent == demo.urn] == []
+    assert [r for r in of_type(registrations, NAMESPACE) if r.parent == demo.urn] == []
+    (deployment,) = of_type(registrations, DEPLOYMENT)
+    (lab,) = of_type(registrations, NAMESPACE)
+    assert lab.urn in deployment.dependencies

@@ -181,46 +181,64 @@ def workloads(plan: Plan) -> list[dict[str, Any]]:
     return [*plan.objects("DaemonSet"), *plan.objects("Deployment")]
 
 
+def in_labs(workload: dict[str, Any], settings: StackSettings) -> bool:
+    return workload["metadata"]["namespace"] in {lab.name for lab in settings.labs}
+
+
 @pytest.mark.parametrize("stack", ["staging", "prod"])
 def test_every_workload_has_exactly_one_deny_all_network_policy(
     stack: str, plans: dict[str, Plan], settings: dict[str, StackSettings]
 ) -> None:
-    """staging: one per plugin profile plus the demo's; prod: one per plugin profile and no demo."""
-    plan = plans[stack]
+    """One deny-all per plugin profile, plus the demo's only when it runs in a namespace of its own: in a lab
+    (staging) the lab's policies select every pod, and NetworkPolicies are additive, so a deny-all there would
+    deny nothing. prod: one per plugin profile and no demo."""
+    plan, stack_settings = plans[stack], settings[stack]
     # Lab namespaces' own fences (tests/test_labs.py) are not per-workload policies.
     policies = [p for p in plan.objects("NetworkPolicy") if LAB_LABEL_KEY not in p["metadata"]["labels"]]
-    expected = len(settings[stack].sharing_profiles) + (1 if settings[stack].demo.enabled else 0)
-    assert len(policies) == len(workloads(plan)) == expected
+    fenced = [w for w in workloads(plan) if not in_labs(w, stack_settings)]
+    demo_has_own_namespace = stack_settings.demo.enabled and stack_settings.demo.namespace not in {
+        lab.name for lab in stack_settings.labs
+    }
+    expected = len(stack_settings.sharing_profiles) + (1 if demo_has_own_namespace else 0)
+    assert len(policies) == len(fenced) == expected
     for policy in policies:
-        assert validate_core_object(policy, settings[stack].kubernetes_version) == []
+        assert validate_core_object(policy, stack_settings.kubernetes_version) == []
     for workload in workloads(plan):
         namespace = workload["metadata"]["namespace"]
         governing = [
             p
-            for p in policies
+            for p in plan.objects("NetworkPolicy")
             if p["metadata"]["namespace"] == namespace
             and selects(p, workload["spec"]["template"]["metadata"]["labels"])
         ]
+        if in_labs(workload, stack_settings):
+            assert governing and all(LAB_LABEL_KEY in p["metadata"]["labels"] for p in governing)
+            continue
         assert len(governing) == 1, f"{workload['metadata']['name']}: {len(governing)} policies select its pods"
         assert deny_all_problems(governing[0], workload) == []
 
 
 @pytest.mark.parametrize("stack", ["staging", "prod"])
-def test_network_policies_are_children_created_before_their_pods(stack: str, plans: dict[str, Plan]) -> None:
+def test_network_policies_are_children_created_before_their_pods(
+    stack: str, plans: dict[str, Plan], settings: dict[str, StackSettings]
+) -> None:
+    """A workload's pods start after the policies that select them: its own deny-all, or its lab's fences."""
     plan = plans[stack]
-    parents = {r["urn"] for r in [*plan.of_type(PLUGIN_TYPE), *plan.of_type(DEMO_TYPE)]}
-    labs = {r["urn"] for r in plan.of_type("gpu-platform:labs:Labs")}
-    workload_policies = [r for r in plan.of_type(NETWORK_POLICY) if r["parent"] not in labs]
-    assert {r["parent"] for r in workload_policies} == parents
+    policies = plan.of_type(NETWORK_POLICY)
     for workload in [*plan.of_type("kubernetes:apps/v1:DaemonSet"), *plan.of_type("kubernetes:apps/v1:Deployment")]:
         labels = workload["inputs"]["spec"]["template"]["metadata"]["labels"]
-        (policy,) = [
-            r["urn"]
-            for r in workload_policies
+        governing = [
+            r
+            for r in policies
             if r["inputs"]["metadata"]["namespace"] == workload["inputs"]["metadata"]["namespace"]
             and selects(r["inputs"], labels)
         ]
-        assert policy in workload["dependencies"]
+        assert governing
+        for policy in governing:
+            assert policy["urn"] in workload["dependencies"]
+        if not in_labs(workload["inputs"], settings[stack]):
+            (policy,) = governing
+            assert policy["parent"] == workload["parent"]  # the workload's own component owns its deny-all
 
 
 @pytest.mark.parametrize("stack", ["staging", "prod"])

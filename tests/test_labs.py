@@ -131,7 +131,6 @@ def test_quota_holds_the_lab_to_its_slots_cpu_and_memory() -> None:
         f"requests.{GPU_RESOURCE}": "7",
         "requests.cpu": "8",
         "requests.memory": "32Gi",
-        "limits.memory": "32Gi",
     }
 
 
@@ -139,9 +138,37 @@ def test_limit_range_defaults_every_quota_dimension() -> None:
     quota, limit_range = lab_objects(LAB, "1.35")[1:3]
     (limits,) = limit_range["spec"]["limits"]
     assert limits["type"] == "Container"
-    defaults = {f"requests.{k}" for k in limits["defaultRequest"]} | {f"limits.{k}" for k in limits["default"]}
+    defaults = {f"requests.{k}" for k in limits["defaultRequest"]}
+    assert "default" not in limits  # a default limit below a container's own request gets the pod refused
     # nvidia.com/gpu needs no default: a pod that requests none uses none of the quota.
     assert set(quota["spec"]["hard"]) - {f"requests.{GPU_RESOURCE}"} <= defaults
+
+
+def limit_ranger_defaults(limit_range: dict[str, Any], resources: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """What LimitRanger admits for one container: its own requests/limits, the Container defaults filling the
+    gaps (kubernetes plugin/pkg/admission/limitranger: `default` fills limits, `defaultRequest` fills requests)."""
+    (item,) = limit_range["spec"]["limits"]
+    return {
+        "requests": {**item.get("defaultRequest", {}), **resources.get("requests", {})},
+        "limits": {**item.get("default", {}), **resources.get("limits", {})},
+    }
+
+
+@pytest.mark.parametrize(
+    "resources",
+    [{}, {"requests": {"memory": "4Gi"}}, {"requests": {"cpu": "2", "memory": "24Gi"}}, {"limits": {"memory": "8Gi"}}],
+    ids=["nothing", "4Gi request", "24Gi request", "limit only"],
+)
+def test_a_container_without_a_limit_is_not_refused_by_a_default_below_its_request(
+    resources: dict[str, dict[str, str]],
+) -> None:
+    """The API refuses a container whose request exceeds its limit: a default limit must never undercut a request."""
+    limit_range = lab_objects(LAB, "1.35")[2]
+    admitted = limit_ranger_defaults(limit_range, resources)
+    for name, limit in admitted["limits"].items():
+        request = admitted["requests"].get(name)
+        assert request is None or _quantity(request) <= _quantity(limit), (name, request, limit)
+    assert admitted["requests"]["memory"] and admitted["requests"]["cpu"]  # every quota dimension is filled
 
 
 def test_network_policies_keep_other_labs_out_and_allow_dns_and_https() -> None:
@@ -255,7 +282,6 @@ def test_the_demo_fits_its_labs_quota(settings: dict[str, StackSettings]) -> Non
         f"requests.{GPU_RESOURCE}": container["resources"]["limits"][GPU_RESOURCE],
         "requests.cpu": container["resources"]["requests"]["cpu"],
         "requests.memory": container["resources"]["requests"]["memory"],
-        "limits.memory": container["resources"]["limits"]["memory"],
     }
     assert set(used) == set(hard)
     for key, per_pod in used.items():

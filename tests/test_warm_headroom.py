@@ -80,23 +80,56 @@ def test_warm_slots_default_to_none() -> None:
     assert pool.warm_slot_shape is None
 
 
+NO_OBSERVABILITY = {"gpuMetrics": False, "nodeRepair": False}
+
+
+def test_daemonset_requests_follow_the_settings_by_hand() -> None:
+    """Base: kube-proxy 100m / 50 MiB + aws-node 25m + its network policy agent 25m + Pod Identity agent 0 + device
+    plugin 50m / 64 MiB = 200m / 114 MiB; gpuMetrics adds cloudwatch-agent and dcgm-exporter (250m / 128 MiB each);
+    nodeRepair adds the node monitoring agent (10m / 30 MiB) and its dcgm-server (no requests); MPS adds its
+    control daemon (50m / 64 MiB)."""
+    requests = node_allocatable.daemonset_requests
+    base = requests(gpu_metrics=False, node_repair=False, mps=False)
+    assert (base.cpu_millicores, base.memory_mib) == (200, 114)
+    metrics = requests(gpu_metrics=True, node_repair=False, mps=False)
+    assert (metrics.cpu_millicores, metrics.memory_mib) == (700, 370)
+    repair = requests(gpu_metrics=False, node_repair=True, mps=False)
+    assert (repair.cpu_millicores, repair.memory_mib) == (210, 144)
+    everything = requests(gpu_metrics=True, node_repair=True, mps=True)
+    assert (everything.cpu_millicores, everything.memory_mib) == (760, 464)
+    running = node_allocatable.gpu_node_daemonsets(gpu_metrics=False, node_repair=True, mps=False)
+    assert running["dcgm-server"] == node_allocatable.Allocatable(0, 0)
+
+
 def test_allocatable_follows_karpenters_model_by_hand() -> None:
-    """g4dn.xlarge, maxPods 110: 4000m - 80m kube-reserved (60+10+5+5) - 500m DaemonSets = 3420m;
-    16384 MiB - 1229 MiB VM overhead (7.5%, rounded up) - 1465 MiB kube-reserved (11 x 110 + 255)
-    - 100 MiB eviction - 512 MiB DaemonSets = 13078 MiB."""
-    room = node_allocatable.pod_allocatable("g4dn.xlarge", max_pods=110)
-    assert (room.cpu_millicores, room.memory_mib) == (3420, 13078)
+    """g4dn.xlarge, maxPods 110, staging's DaemonSets (710m / 400 MiB): 4000m - 80m kube-reserved (60+10+5+5)
+    - 710m = 3210m; 16384 MiB - 1229 MiB VM overhead (7.5%, rounded up) - 1465 MiB kube-reserved (11 x 110 + 255)
+    - 100 MiB eviction - 400 MiB = 13190 MiB. Base DaemonSets only (200m / 114 MiB): 3720m / 13476 MiB."""
+    staging = node_allocatable.Allocatable(710, 400)
+    room = node_allocatable.pod_allocatable("g4dn.xlarge", max_pods=110, daemonsets=staging)
+    assert (room.cpu_millicores, room.memory_mib) == (3210, 13190)
+    base = node_allocatable.Allocatable(200, 114)
+    room = node_allocatable.pod_allocatable("g4dn.xlarge", max_pods=110, daemonsets=base)
+    assert (room.cpu_millicores, room.memory_mib) == (3720, 13476)
     assert node_allocatable.kube_reserved_cpu_millicores(48) == 60 + 10 + 10 + 110
 
 
+def test_staging_pool_allocatable_counts_its_observability_daemonsets() -> None:
+    settings = load_settings(STAGING)
+    (pool,) = settings.karpenter.node_pools
+    room = settings.pool_node_allocatable(pool, "g4dn.xlarge")
+    assert (room.cpu_millicores, room.memory_mib) == (3210, 13190)
+
+
 def test_default_shape_shrinks_until_a_node_holds_all_its_slots() -> None:
-    """Four pods per T4: 3420m / 4 = 855m -> 850m; 13078 MiB / 4 = 3269 -> 3264 MiB (64 MiB steps)."""
+    """Four pods per T4 with staging's DaemonSets: 3210m / 4 = 802m -> 800m; 13190 MiB / 4 = 3297 -> 3264 MiB
+    (50m and 64 MiB steps). The old fixed 500m allowance gave 850m: 4 x 850m = 3400m > 3210m really free."""
     settings = settings_with(
         {"instanceTypes": ["g4dn.xlarge"], "warmGpuSlots": 4},
         gpuSharing={"strategy": "time-slicing", "replicas": 4},
     )
     shape = settings.warm_slot_shape_for(settings.karpenter.node_pools[0])
-    assert (shape.cpu_millicores, shape.memory_mib) == (850, 3264)
+    assert (shape.cpu_millicores, shape.memory_mib) == (800, 3264)
 
 
 WARM = "gpu-platform:karpenter.nodePools[0]"
@@ -104,13 +137,13 @@ BAD_HEADROOM = [
     ({"warmGpuSlots": -1}, {}, f"{WARM}.warmGpuSlots", "must be between 0 and 10000 (got -1)"),
     # gpuLimit 8 physical T4s x 3 replicas = 24 slots at most.
     ({"warmGpuSlots": 25}, {}, f"{WARM}.warmGpuSlots", "gpuLimit x replicas = 8 x 3 = 24"),
-    # 3 slots x 2 cores = 6 cores do not fit the 3420m of a g4dn.xlarge.
+    # 3 slots x 2 cores = 6 cores do not fit the 3210m of a g4dn.xlarge.
     ({"warmSlotShape": {"cpuMillicores": 2000, "memoryMib": 1024}, "warmGpuSlots": 1}, {}, f"{WARM}.warmSlotShape", "do not fit one g4dn.xlarge"),
-    ({"warmSlotShape": {"cpuMillicores": 500, "memoryMib": 8192}, "warmGpuSlots": 1}, {}, f"{WARM}.warmSlotShape", "13078 MiB"),
+    ({"warmSlotShape": {"cpuMillicores": 500, "memoryMib": 8192}, "warmGpuSlots": 1}, {}, f"{WARM}.warmSlotShape", "(3210m / 13190 MiB allocatable"),
     ({"warmSlotShape": {"cpuMillicores": 500}, "warmGpuSlots": 1}, {}, f"{WARM}.warmSlotShape.memoryMib", "required"),
     # 24 slots need 8 g4dn.xlarge (32 vCPUs) or 2 g4dn.12xlarge (96 vCPUs): both above cpuLimit 16.
     ({"warmGpuSlots": 24, "cpuLimit": 16}, {}, f"{WARM}.warmGpuSlots", "exceed cpuLimit 16"),
-    # 64 pods per T4 leave 53m each: below a usable pod, so the default shape is refused.
+    # 64 pods per T4 leave 3210m / 64 -> 50m each: below a usable pod, so the default shape is refused.
     ({"instanceTypes": ["g4dn.xlarge"], "warmGpuSlots": 1}, {"gpuSharing": {"strategy": "time-slicing", "replicas": 64}}, f"{WARM}.warmSlotShape", "below a usable pod"),
 ]  # fmt: skip
 
@@ -238,17 +271,49 @@ def test_a_warm_slot_lands_on_its_pool_and_only_there() -> None:
         assert not any(fits(untolerating, labels, taints) for labels, taints in own)
 
 
-@pytest.mark.parametrize("settings", [load_settings(STAGING), two_pool_settings()], ids=["staging", "two-pools"])
-def test_every_node_of_the_pool_holds_all_its_slots(settings: StackSettings) -> None:
-    """Requests vs allocatable after system reservations: GPUs x replicas slots per node, so the formula holds."""
-    for pool in warm_headroom_manifests.pools_with_headroom(settings):
-        (container,) = warm_headroom_manifests.pod_template(settings, pool)["template"]["spec"]["containers"]
-        requests = container["resources"]["requests"]
-        cpu, memory = int(requests["cpu"].removesuffix("m")), int(requests["memory"].removesuffix("Mi"))
-        for instance_type in pool.selected_instance_types:
-            slots = gpu_catalog.gpu_count(instance_type) * settings.sharing_for(pool).replicas
-            room = node_allocatable.pod_allocatable(instance_type, max_pods=settings.gpu_nodes.max_pods)
-            assert slots * cpu <= room.cpu_millicores and slots * memory <= room.memory_mib, instance_type
+DEFAULT_SHAPES = [
+    # (instance type, sharing, observability, hand-computed allocatable (m, MiB), slots, default shape (m, MiB))
+    # g4dn.xlarge, staging's DaemonSets (710m / 400 MiB): 3210m / 13190 MiB; 4 slots -> 802 -> 800m, 3297 -> 3264.
+    ("g4dn.xlarge", {"strategy": "time-slicing", "replicas": 4}, {}, (3210, 13190), 4, (800, 3264)),
+    # 6 slots: 535 -> 500m; 2198 -> 2176 MiB.
+    ("g4dn.xlarge", {"strategy": "time-slicing", "replicas": 6}, {}, (3210, 13190), 6, (500, 2176)),
+    # g6.xlarge (4 vCPUs, 16 GiB, one L4): the same figures as g4dn.xlarge.
+    ("g6.xlarge", {"strategy": "time-slicing", "replicas": 4}, {}, (3210, 13190), 4, (800, 3264)),
+    # MPS adds its control daemon (760m / 464 MiB): 3160m / 13126 MiB; 4 slots -> 790 -> 750m, 3281 -> 3264.
+    ("g4dn.xlarge", {"strategy": "mps", "replicas": 4}, {}, (3160, 13126), 4, (750, 3264)),
+    # No observability (200m / 114 MiB): 3720m / 13476 MiB; 4 slots -> 930 -> 900m, 3369 -> 3328.
+    ("g4dn.xlarge", {"strategy": "time-slicing", "replicas": 4}, NO_OBSERVABILITY, (3720, 13476), 4, (900, 3328)),
+    # g4dn.2xlarge: 8000 - 90 - 710 = 7200m; 32768 - 2458 - 1465 - 100 - 400 = 28345 MiB; 3 slots: the typical pod.
+    ("g4dn.2xlarge", {"strategy": "time-slicing", "replicas": 3}, {}, (7200, 28345), 3, (1000, 4096)),
+    # g4dn.12xlarge, 4 T4 x 16: 48000 - 190 - 710 = 47100m; 196608 - 14746 - 1465 - 100 - 400 = 179897 MiB;
+    # 64 slots -> 735 -> 700m, 2810 -> 2752 MiB.
+    ("g4dn.12xlarge", {"strategy": "time-slicing", "replicas": 16}, {}, (47100, 179897), 64, (700, 2752)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("instance_type", "sharing", "observability", "room", "slots", "shape"), DEFAULT_SHAPES)
+def test_every_node_of_the_pool_holds_all_its_slots(
+    instance_type: str,
+    sharing: dict[str, Any],
+    observability: dict[str, bool],
+    room: tuple[int, int],
+    slots: int,
+    shape: tuple[int, int],
+) -> None:
+    """Requests vs allocatable after system reservations, all hand-computed: GPUs x replicas slots per node."""
+    observed = observability or json.loads(STAGING["gpu-platform:observability"])  # {} = staging's
+    settings = settings_with(
+        {"instanceTypes": [instance_type], "warmGpuSlots": 1}, gpuSharing=sharing, observability=observed
+    )
+    (pool,) = warm_headroom_manifests.pools_with_headroom(settings)
+    allocatable = settings.pool_node_allocatable(pool, instance_type)
+    assert (allocatable.cpu_millicores, allocatable.memory_mib) == room
+    assert settings.slots_per_node(pool, instance_type) == slots
+    (container,) = warm_headroom_manifests.pod_template(settings, pool)["template"]["spec"]["containers"]
+    requests = container["resources"]["requests"]
+    cpu, memory = int(requests["cpu"].removesuffix("m")), int(requests["memory"].removesuffix("Mi"))
+    assert (cpu, memory) == shape
+    assert slots * cpu <= room[0] and slots * memory <= room[1]
 
 
 # --- the nodes the headroom holds --------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The learning-lab demo workload (pure renderer): its namespace, Deployment and deny-all NetworkPolicy,
-where its pods run, and why `pulumi up` does not wait for them.
+"""The learning-lab demo workload (pure renderer): its namespace, Deployment and deny-all NetworkPolicy (only in
+its own namespace: in a lab the lab's NetworkPolicies apply, and policies are additive), where its pods run, and why `pulumi up` does not wait for them.
 
 Two rules keep the demo from holding `up` or buying GPUs twice:
 - `pulumi.com/skipAwait`: pulumi-kubernetes otherwise waits (10 minutes by default) for every replica

@@ -42,6 +42,7 @@ from components.constants import (
     SHARING_PROFILE_LABEL_KEY,
     SYSTEM_NAMESPACE,
 )
+from components.node_allocatable import DEVICE_PLUGIN_DAEMON
 from components.renderers.device_plugin_config import PluginConfig, plugin_config_for, render_config
 from components.settings import GpuSharingSettings
 
@@ -66,7 +67,14 @@ DEVICE_PLUGINS_DIR = "/var/lib/kubelet/device-plugins"
 MPS_CONTAINER_ROOT = "/mps"
 
 # Plugin and MPS control daemon are small Go daemons (tens of MiB); limits bound a leak, not normal use.
-DAEMON_RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"cpu": "500m", "memory": "256Mi"}}
+# The requests are counted in each GPU node's allocatable (node_allocatable.DEVICE_PLUGIN_DAEMON).
+DAEMON_RESOURCES = {
+    "requests": {
+        "cpu": f"{DEVICE_PLUGIN_DAEMON.cpu_millicores}m",
+        "memory": f"{DEVICE_PLUGIN_DAEMON.memory_mib}Mi",
+    },
+    "limits": {"cpu": "500m", "memory": "256Mi"},
+}
 # The NVIDIA runtime's createContainer hooks write into the root filesystem of every container it
 # injects GPUs into (ld.so.cache, symlinks, application profiles); with a read-only root filesystem
 # container creation fails (kserve#5711, nvidia-container-toolkit#2026). So GPU containers keep a

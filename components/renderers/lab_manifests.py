@@ -21,9 +21,12 @@ Manifest = dict[str, Any]
 LAB_ACCESS_POLICY_ARN = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSEditPolicy"
 LAB_LABEL_KEY = "gpu-platform.io/lab"
 
-# Defaults a container gets when it names no resources (LimitRange), small enough for notebooks' sidecars.
+# Requests a container gets when it names none (LimitRange), small enough for notebooks' sidecars. No default
+# limit: LimitRanger applies a default limit even to a container that sets a larger request, and the API then
+# rejects it (request above limit), so a 1Gi default refused every `memory: 4Gi` notebook without a limit. The
+# quota therefore caps requests only; a container past its request is first to be evicted or OOM-killed under
+# memory pressure (kubelet node-pressure eviction ranks usage above requests first), not its neighbours.
 CONTAINER_DEFAULT_REQUESTS = {"cpu": "100m", "memory": "256Mi"}
-CONTAINER_DEFAULT_LIMITS = {"memory": "1Gi"}
 
 # DNS is served by CoreDNS in kube-system; HTTPS goes anywhere (registries, dataset and model hubs).
 DNS_PORTS = ({"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53})
@@ -65,7 +68,6 @@ def lab_resource_quota(lab: LabSettings) -> Manifest:
                 f"requests.{GPU_RESOURCE}": str(lab.gpu_slots),
                 "requests.cpu": lab.cpu,
                 "requests.memory": lab.memory,
-                "limits.memory": lab.memory,
             }
         },
     }
@@ -81,7 +83,6 @@ def lab_limit_range(lab: LabSettings) -> Manifest:
                 {
                     "type": "Container",
                     "defaultRequest": dict(CONTAINER_DEFAULT_REQUESTS),
-                    "default": dict(CONTAINER_DEFAULT_LIMITS),
                 }
             ]
         },
