@@ -7,8 +7,10 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import pulumi
 import pytest
 import yaml
 
@@ -152,3 +154,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         fixtures = set(getattr(item, "fixturenames", ()))
         if fixtures & SLOW_FIXTURES or _starts_a_subprocess(item):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def reset_runtime() -> Iterator[None]:
+    """After a test that installed mocks itself: no Pulumi runtime state leaks into the next one."""
+    yield
+    pulumi.runtime.settings.reset_options()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import runpy
-from collections.abc import Iterator
 from typing import Any
 
 import pulumi
@@ -15,12 +14,6 @@ from components.settings import load_settings
 from offline.config_files import read_stack_config
 from offline.runner import install_mocks
 from tests.conftest import PROJECT_DIR, STACKS
-
-
-@pytest.fixture
-def reset_runtime() -> Iterator[None]:
-    yield
-    pulumi.runtime.settings.reset_options()
 
 
 @pytest.mark.usefixtures("reset_runtime")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import runpy
-from collections.abc import Iterator
 from typing import Any
 
 import pulumi
@@ -30,12 +29,6 @@ def _install(
     values["gpu-platform:karpenter"] = json.dumps({k: v for k, v in merged.items() if v is not None})
     settings = load_settings(values)
     return settings, install_mocks(config.project, stack, settings.region, values, list(config.secret_keys))
-
-
-@pytest.fixture
-def reset_runtime() -> Iterator[None]:
-    yield
-    pulumi.runtime.settings.reset_options()
 
 
 @pytest.mark.usefixtures("reset_runtime")

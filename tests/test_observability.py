@@ -7,7 +7,6 @@ import json
 import math
 import re
 import runpy
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -405,12 +404,6 @@ def test_node_repair_transform_sets_node_repair_config_on_the_node_group_only() 
     result = node_repair.enable_node_repair(_transform_args("aws:eks/nodeGroup:NodeGroup"))
     assert result is not None and result.props == {"clusterName": "c", "nodeRepairConfig": {"enabled": True}}
     assert node_repair.enable_node_repair(_transform_args("aws:ec2/launchTemplate:LaunchTemplate")) is None
-
-
-@pytest.fixture
-def reset_runtime() -> Iterator[None]:
-    yield
-    pulumi.runtime.settings.reset_options()
 
 
 @pytest.mark.usefixtures("reset_runtime")
