@@ -90,7 +90,8 @@ def _node_repair_lines(settings: StackSettings) -> list[str]:
     return [
         "",
         f"EKS node auto repair (nodeRepairConfig on the {NODE_GROUP_TYPE} of each managed node group; "
-        "set by a transform, not in resources.json):",
+        "set by a transform at `up` time, so not provable offline; after `up` check "
+        "`aws eks describe-nodegroup ... --query nodegroup.nodeRepairConfig`):",
         *(f"  {group:<22}{'enabled' if on else 'off'}" for group, on in node_repair_by_group(settings)),
     ]
 

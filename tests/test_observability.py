@@ -281,6 +281,16 @@ def test_intended_idle_nodes_are_the_warm_headroom_and_the_demo() -> None:
     assert config.intended_idle_gpu_nodes(stack_settings("prod")) == 0  # no warm slots, no demo
 
 
+@pytest.mark.parametrize(("desired", "intended"), [(1, 2), (2, 3)])
+def test_the_managed_groups_floor_is_intended_idle_and_holds_the_demo_first(desired: int, intended: int) -> None:
+    # Managed group of g4dn.xlarge (3 slots each) at desiredSize nodes: the 3 demo pods fit on its first
+    # node, so no demo node on Karpenter; + 1 warm-headroom node. desired 1 -> 1 + 1, desired 2 -> 2 + 1.
+    group = {"enabled": True, "instanceTypes": ["g4dn.xlarge"], "minSize": 1, "desiredSize": desired, "maxSize": 2}
+    settings = stack_settings("staging", gpuNodeGroup=group)
+    assert config.intended_idle_gpu_nodes(settings) == intended
+    assert not _idle(config.idle_gpu_alarm(settings), gpu_nodes=intended, busiest=0.0)
+
+
 def test_idle_gpu_alarm_ignores_intended_idle_capacity() -> None:
     settings = stack_settings("staging")
     spec = config.idle_gpu_alarm(settings)

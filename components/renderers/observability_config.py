@@ -23,7 +23,7 @@ from components.constants import (
     GPU_TOLERATION,
     IAM_POLICY_VERSION,
 )
-from components.renderers.demo_manifests import DEMO_GPUS_PER_POD
+from components.renderers.demo_manifests import DEMO_GPUS_PER_POD, managed_group_slots
 from components.renderers.gpu_capacity import capacity_rows, warm_headroom_rows
 from components.renderers.pod_identity import pod_identity_trust_policy
 from components.settings import StackSettings
@@ -240,19 +240,24 @@ def stuck_gpu_node_alarm(settings: StackSettings) -> AlarmSpec:
 
 
 def intended_idle_gpu_nodes(settings: StackSettings) -> int:
-    """GPU nodes that may run idle on purpose: the warm headroom's nodes plus the demo's.
+    """GPU nodes that may run idle on purpose: the managed group's floor, the warm headroom's, the demo's.
 
-    Warm headroom: per pool the instance type that holds the most nodes (Karpenter may pick any).
-    The demo (TensorFlow finds the GPU, then sleeps at 0% utilisation) is an idle workload the stack
-    asks for: its nodes count as intended, on the instance type with the fewest slots per node.
+    Managed GPU group: its desiredSize nodes are always on (nothing resizes the group), and the demo
+    lands there first. Warm headroom: per pool the instance type that holds the most nodes (Karpenter may
+    pick any). The demo (TensorFlow finds the GPU, then sleeps at 0% utilisation) is an idle workload the
+    stack asks for: its slots beyond what the managed group holds count as intended Karpenter nodes, on
+    the instance type with the fewest slots per node.
     """
+    group = settings.gpu_node_group
+    floor = group.desired_size if group.enabled else 0
     warm: dict[str, int] = {}
     for row in warm_headroom_rows(settings):
         warm[row.pool] = max(warm.get(row.pool, 0), row.nodes_held)
     demo_slots = settings.demo.replicas * DEMO_GPUS_PER_POD if settings.demo.enabled else 0
+    demo_slots = max(0, demo_slots - managed_group_slots(settings))
     slots_per_node = [row.schedulable_per_node for row in capacity_rows(settings)]
     demo_nodes = math.ceil(demo_slots / min(slots_per_node)) if demo_slots and slots_per_node else 0
-    return sum(warm.values()) + demo_nodes
+    return floor + sum(warm.values()) + demo_nodes
 
 
 def idle_gpu_alarm(settings: StackSettings) -> AlarmSpec:
