@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -50,16 +51,12 @@ class Observability(pulumi.ComponentResource):
         settings = args.settings
         after_nodes = pulumi.ResourceOptions(parent=self, depends_on=[args.system_node_group])
         if settings.observability.node_repair:
-            self.node_monitoring_agent = aws.eks.Addon(
+            self.node_monitoring_agent = self._addon(
                 f"{name}-node-monitoring-agent",
-                cluster_name=args.eks_cluster_name,
-                addon_name=NODE_MONITORING_AGENT_ADDON,
-                addon_version=NODE_MONITORING_AGENT_ADDON_VERSION,
-                configuration_values=json.dumps(config.node_monitoring_agent_configuration(), sort_keys=True),
-                resolve_conflicts_on_create="OVERWRITE",
-                resolve_conflicts_on_update="OVERWRITE",
-                tags=settings.tags,
-                opts=after_nodes,
+                args,
+                (NODE_MONITORING_AGENT_ADDON, NODE_MONITORING_AGENT_ADDON_VERSION),
+                config.node_monitoring_agent_configuration(),
+                after_nodes,
             )
         if settings.observability.gpu_metrics:
             self._gpu_metrics(name, args)
@@ -71,6 +68,28 @@ class Observability(pulumi.ComponentResource):
                 else None,
                 "nodeMonitoringAgentAddon": self.node_monitoring_agent.id if self.node_monitoring_agent else None,
             }
+        )
+
+    @staticmethod
+    def _addon(
+        name: str,
+        args: ObservabilityArgs,
+        addon: tuple[str, str],
+        configuration: dict[str, Any],
+        opts: pulumi.ResourceOptions,
+    ) -> aws.eks.Addon:
+        """One pinned EKS add-on with its configuration values; it adopts what a manual install left behind."""
+        addon_name, version = addon
+        return aws.eks.Addon(
+            name,
+            cluster_name=args.eks_cluster_name,
+            addon_name=addon_name,
+            addon_version=version,
+            configuration_values=json.dumps(configuration, sort_keys=True),
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            tags=args.settings.tags,
+            opts=opts,
         )
 
     def _gpu_metrics(self, name: str, args: ObservabilityArgs) -> None:
@@ -99,17 +118,13 @@ class Observability(pulumi.ComponentResource):
             tags=settings.tags,
             opts=child,
         )
-        self.cloudwatch_observability = aws.eks.Addon(
+        self.cloudwatch_observability = self._addon(
             f"{name}-cloudwatch-observability",
-            cluster_name=args.eks_cluster_name,
-            addon_name=CLOUDWATCH_OBSERVABILITY_ADDON,
-            addon_version=CLOUDWATCH_OBSERVABILITY_ADDON_VERSION,
-            configuration_values=json.dumps(config.cloudwatch_observability_configuration(), sort_keys=True),
-            resolve_conflicts_on_create="OVERWRITE",
-            resolve_conflicts_on_update="OVERWRITE",
-            tags=settings.tags,
+            args,
+            (CLOUDWATCH_OBSERVABILITY_ADDON, CLOUDWATCH_OBSERVABILITY_ADDON_VERSION),
+            config.cloudwatch_observability_configuration(),
             # The agent must find its credentials when it starts: Pod Identity agent, association, policy first.
-            opts=pulumi.ResourceOptions(
+            pulumi.ResourceOptions(
                 parent=self, depends_on=[args.system_node_group, args.pod_identity_agent, association, attachment]
             ),
         )

@@ -147,14 +147,20 @@ def test_pulumi_up_stops_with_the_same_paths_before_any_resource(corpus_project:
     """
     config = read_stack_config(corpus_project, case.id)
     monitor = install_mocks(config.project, case.id, "us-west-1", config.values, list(config.secret_keys))
+    message = _up_stops_before_any_resource(monitor)
+    expected = {next((k for k in config.secret_keys if p.startswith(k)), p) for p in case.paths}
+    assert named_paths(message) == expected, message
+
+
+def _up_stops_before_any_resource(monitor: Any) -> str:
+    """Run `__main__.py` as `pulumi up` would: it must raise RunError before registering anything."""
     try:
         with pytest.raises(pulumi.RunError) as caught:
             runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__")
         assert monitor.registrations == []
     finally:
         pulumi.runtime.settings.reset_options()
-    expected = {next((k for k in config.secret_keys if p.startswith(k)), p) for p in case.paths}
-    assert named_paths(str(caught.value)) == expected, str(caught.value)
+    return str(caught.value)
 
 
 def test_stack_files_read_scalars_as_the_pulumi_cli_does(tmp_path: Path) -> None:
@@ -174,10 +180,5 @@ def test_pulumi_up_checks_every_key_the_cli_passes(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("PULUMI_CONFIG", json.dumps(values))
     monkeypatch.setenv("PULUMI_CONFIG_SECRET_KEYS", json.dumps(["gpu-platform:clusterName", "aws:secretKey"]))
     monitor = install_mocks("gpu-platform", "staging", "us-west-1", {}, [])
-    try:
-        with pytest.raises(pulumi.RunError) as caught:
-            runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__")
-        assert monitor.registrations == []
-    finally:
-        pulumi.runtime.settings.reset_options()
-    assert named_paths(str(caught.value)) == {"gpu-platfrom:demo", "gpu-platform:clusterName"}
+    message = _up_stops_before_any_resource(monitor)
+    assert named_paths(message) == {"gpu-platfrom:demo", "gpu-platform:clusterName"}
