@@ -8,6 +8,7 @@ from components.node_repair import NODE_GROUP_TYPE, node_repair_by_group
 from components.renderers.access_entries import cluster_admins
 from components.renderers.gpu_capacity import capacity_rows, lab_slot_warning, max_schedulable_slots, warm_headroom_rows
 from components.renderers.gpu_quota import quota_needs
+from components.renderers.karpenter_packing import first_batch_rows, mixed_gpu_count_warnings
 from components.renderers.placeholders import placeholder_values
 from components.settings import REGION_KEY, StackSettings, config_key
 from offline.plan import Plan
@@ -31,6 +32,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
             f"{row.schedulable_per_node:>10}{row.schedulable_at_limit:>10}"
         )
     lines += _warm_headroom_lines(settings)
+    lines += _first_batch_lines(settings)
     lines += _node_repair_lines(settings)
     lines += [
         "",
@@ -82,6 +84,23 @@ def _warm_headroom_lines(settings: StackSettings) -> list[str]:
             f"  {row.pool:<22}{row.instance_type:<16}{row.warm_slots:>11}{row.slots_per_node:>11}{row.nodes_held:>11}"
         )
     return lines
+
+
+def _first_batch_lines(settings: StackSettings) -> list[str]:
+    rows = first_batch_rows(settings)
+    warnings = mixed_gpu_count_warnings(settings)
+    if not rows and not warnings:
+        return []
+    lines = [
+        "",
+        "First batch per pool (demo pods beyond the managed group + warm slots; Karpenter packing model, "
+        "components/renderers/karpenter_packing.py):",
+        f"  {'pool':<22}{'demo slots':>11}{'warm slots':>11}{'nodes':>7}  instance type (slots per node)",
+    ]
+    for row in rows:
+        nodes = ", ".join(f"{node.instance_type} ({node.slots})" for node in row.nodes)
+        lines.append(f"  {row.pool:<22}{row.demo_slots:>11}{row.warm_slots:>11}{row.node_count:>7}  {nodes}")
+    return [*lines, *(f"  {warning}" for warning in warnings)]
 
 
 def _node_repair_lines(settings: StackSettings) -> list[str]:
