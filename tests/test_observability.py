@@ -458,7 +458,11 @@ def _transform_args(type_: str) -> pulumi.ResourceTransformArgs:
 
 def test_node_repair_transform_sets_node_repair_config_on_the_node_group_only() -> None:
     result = node_repair.enable_node_repair(_transform_args("aws:eks/nodeGroup:NodeGroup"))
-    assert result is not None and result.props == {"clusterName": "c", "nodeRepairConfig": {"enabled": True}}
+    assert result is not None and result.props == {
+        "clusterName": "c",
+        # Repair stops when more than one node of the group is unhealthy at once (a latched monitor, #266).
+        "nodeRepairConfig": {"enabled": True, "maxUnhealthyNodeThresholdCount": 1, "maxParallelNodesRepairedCount": 1},
+    }
     assert node_repair.enable_node_repair(_transform_args("aws:ec2/launchTemplate:LaunchTemplate")) is None
 
 

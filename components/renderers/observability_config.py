@@ -77,10 +77,16 @@ def cloudwatch_observability_configuration() -> dict[str, Any]:
     apply to every component without its own, the dcgm-exporter DaemonSet included (`common.tolerations`);
     the chart's default `operator: Exists` is restated so GPU nodes are covered explicitly.
     Container logs (Fluent Bit) stay off: GPU metrics are the point, and log ingestion is billed per GB.
+    The chart's dcgm-exporter is off (`dcgmExporter.enabled`, default true; templates/linux/
+    dcgm-exporter-daemonset.yaml renders nothing without it): it would start a second DCGM host engine on
+    every GPU node and cannot be pointed at another one, nor configured for per-pod use on shared GPUs. The
+    platform's own exporter (renderers/dcgm_exporter_manifests.py) takes its place behind the same Service,
+    so the agent's GPU metrics keep flowing (docs/gpu-health.md).
     """
     return {
         "tolerations": [{"operator": "Exists"}],
         "containerLogs": {"enabled": False},
+        "dcgmExporter": {"enabled": False},
         "agent": {
             "config": {
                 "logs": {
