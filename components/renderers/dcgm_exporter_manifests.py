@@ -19,7 +19,7 @@ Pure: settings in, dicts out. Why the platform runs its own exporter instead of 
   internal/pkg/transformation/{process_metrics,pidmapper,kubernetes}.go @ 4.5.3-4.8.2).
 - **Into CloudWatch unchanged.** The Container Insights agent scrapes, over HTTPS, every Service in its own
   namespace labelled `k8s-app=dcgm-exporter-service` (open-telemetry-collector-contrib receiver/
-  awscontainerinsightreceiver/internal/gpu/dcgmscraper_config.go: CA
+  awscontainerinsightreceiver/internal/gpu `GetScraperConfig`: CA
   `/etc/amazon-cloudwatch-observability-agent-cert/tls-ca.crt`), and turns the `pod`/`namespace` labels into
   `pod_gpu_*` metrics. The add-on's agent certificate names `dcgm-exporter-service` and
   `dcgm-exporter-service.amazon-cloudwatch.svc` (templates/linux/cloudwatch-agent-custom-resource.yaml @

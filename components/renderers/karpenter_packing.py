@@ -1,14 +1,15 @@
 """A small model of how Karpenter packs one batch of pending GPU pods onto new nodes.
 
-Pure: settings in, plain rows out. What it models (kubernetes-sigs/karpenter @ v1.14.1, the commit
-`KARPENTER_VERSION` pins):
+Pure: settings in, plain rows out. What it models (kubernetes-sigs/karpenter @ v1.14.1 = 6e7eab7a0f48, the
+core aws/karpenter-provider-aws v1.14.1 pins in go.mod, `KARPENTER_VERSION`):
 
 - `pkg/controllers/provisioning/scheduling/queue.go` `NewQueue` / `byCPUAndMemoryDescending`: the pods of
   one provisioning batch are tried largest first; every pod here asks for one shared slot, so the order
   does not change the answer.
-- `pkg/controllers/provisioning/scheduling/scheduler.go` `Scheduler.add`: a pod is first offered to the
-  in-flight NodeClaims of this batch (fewest pods first); only when none can take it does a new NodeClaim
-  open with every instance type of the pool.
+- `pkg/controllers/provisioning/scheduling/scheduler.go` `Scheduler.add`: a pod goes to a running node with
+  room first (`addToExistingNode`; a first batch has none), then to the in-flight NodeClaims of this batch
+  (`addToInflightNode`, fewest pods first); only when none can take it does a new NodeClaim open with every
+  instance type of the pool (`addToNewNodeClaim`).
 - `pkg/controllers/provisioning/scheduling/nodeclaim.go` `NodeClaim.CanAdd` ->
   `filterInstanceTypesByRequirements`: a NodeClaim takes the pod while *any* of its remaining instance
   types still fits the claim's summed requests; the types that no longer fit are dropped.
