@@ -84,6 +84,7 @@ class Observability(pulumi.ComponentResource):
                 "cloudwatchObservabilityAddon": self.cloudwatch_observability.id
                 if self.cloudwatch_observability
                 else None,
+                "dcgmExporter": self.dcgm_exporter.metadata.name if self.dcgm_exporter else None,
                 "nodeMonitoringAgentAddon": self.node_monitoring_agent.id if self.node_monitoring_agent else None,
             }
         )

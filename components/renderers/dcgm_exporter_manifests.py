@@ -163,13 +163,50 @@ def exporter_args(settings: StackSettings) -> list[str]:
     return args
 
 
-def daemon_set(settings: StackSettings) -> Manifest:
+def _container(settings: StackSettings) -> Manifest:
     remote = uses_remote_hostengine(settings)
     # Embedded mode runs the engine in this container: profiling fields (DCGM_FI_PROF_*) need SYS_ADMIN there
     # (NVIDIA/dcgm-exporter docker/Dockerfile @ 4.5.3-4.8.2, "Security Note"). A remote engine does that itself.
     capabilities: Manifest = {"drop": ["ALL"], **({} if remote else {"add": ["SYS_ADMIN"]})}
+    return {
+        "name": "exporter",
+        "image": DCGM_EXPORTER_IMAGE,
+        "imagePullPolicy": "IfNotPresent",
+        "args": exporter_args(settings),
+        "env": [
+            {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
+            {"name": "KUBERNETES_VIRTUAL_GPUS", "value": "true"},
+            {"name": "DCGM_EXPORTER_LISTEN", "value": f":{METRICS_PORT}"},
+            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+            {"name": "NODE_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}},
+            *NVIDIA_RUNTIME_ENV,
+        ],
+        "ports": [{"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}],
+        "securityContext": {
+            "runAsUser": 0,
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": GPU_CONTAINER_READ_ONLY_ROOT,
+            "capabilities": capabilities,
+        },
+        "resources": {
+            "requests": {"cpu": f"{DCGM_EXPORTER.cpu_millicores}m", "memory": f"{DCGM_EXPORTER.memory_mib}Mi"},
+            # The add-on chart's limits (values.yaml dcgmExporter.resources @ 6.4.0).
+            "limits": {"cpu": "500m", "memory": "750Mi"},
+        },
+        "livenessProbe": {"tcpSocket": {"port": METRICS_PORT}, "initialDelaySeconds": 45, "periodSeconds": 30},
+        "readinessProbe": {"tcpSocket": {"port": METRICS_PORT}, "periodSeconds": 15},
+        "volumeMounts": [
+            {"name": "pod-gpu-resources", "mountPath": POD_RESOURCES_DIR, "readOnly": True},
+            {"name": "config", "mountPath": CONFIG_DIR, "readOnly": True},
+            {"name": "tls", "mountPath": TLS_DIR, "readOnly": True},
+        ],
+    }
+
+
+def daemon_set(settings: StackSettings) -> Manifest:
     config_text = counters_csv() + WEB_CONFIG + " ".join(exporter_args(settings))
     selector = {"app.kubernetes.io/name": DCGM_EXPORTER_NAME}
+    tls_items = [{"key": "tls.crt", "path": "tls.crt"}, {"key": "tls.key", "path": "tls.key"}]
     return plain_manifest(
         {
             "apiVersion": "apps/v1",
@@ -189,61 +226,11 @@ def daemon_set(settings: StackSettings) -> Manifest:
                         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
                         "nodeSelector": {GPU_LABEL_KEY: GPU_LABEL_VALUE},
                         "tolerations": [dict(GPU_TOLERATION)],
-                        "containers": [
-                            {
-                                "name": "exporter",
-                                "image": DCGM_EXPORTER_IMAGE,
-                                "imagePullPolicy": "IfNotPresent",
-                                "args": exporter_args(settings),
-                                "env": [
-                                    {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
-                                    {"name": "KUBERNETES_VIRTUAL_GPUS", "value": "true"},
-                                    {"name": "DCGM_EXPORTER_LISTEN", "value": f":{METRICS_PORT}"},
-                                    {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-                                    {"name": "NODE_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}},
-                                    *NVIDIA_RUNTIME_ENV,
-                                ],
-                                "ports": [{"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}],
-                                "securityContext": {
-                                    "runAsUser": 0,
-                                    "allowPrivilegeEscalation": False,
-                                    "readOnlyRootFilesystem": GPU_CONTAINER_READ_ONLY_ROOT,
-                                    "capabilities": capabilities,
-                                },
-                                "resources": {
-                                    "requests": {
-                                        "cpu": f"{DCGM_EXPORTER.cpu_millicores}m",
-                                        "memory": f"{DCGM_EXPORTER.memory_mib}Mi",
-                                    },
-                                    # The add-on chart's limits (values.yaml dcgmExporter.resources @ 6.4.0).
-                                    "limits": {"cpu": "500m", "memory": "750Mi"},
-                                },
-                                "livenessProbe": {
-                                    "tcpSocket": {"port": METRICS_PORT},
-                                    "initialDelaySeconds": 45,
-                                    "periodSeconds": 30,
-                                },
-                                "readinessProbe": {"tcpSocket": {"port": METRICS_PORT}, "periodSeconds": 15},
-                                "volumeMounts": [
-                                    {"name": "pod-gpu-resources", "mountPath": POD_RESOURCES_DIR, "readOnly": True},
-                                    {"name": "config", "mountPath": CONFIG_DIR, "readOnly": True},
-                                    {"name": "tls", "mountPath": TLS_DIR, "readOnly": True},
-                                ],
-                            }
-                        ],
+                        "containers": [_container(settings)],
                         "volumes": [
                             {"name": "pod-gpu-resources", "hostPath": {"path": POD_RESOURCES_DIR, "type": "Directory"}},
                             {"name": "config", "configMap": {"name": DCGM_EXPORTER_NAME}},
-                            {
-                                "name": "tls",
-                                "secret": {
-                                    "secretName": AGENT_CERT_SECRET,
-                                    "items": [
-                                        {"key": "tls.crt", "path": "tls.crt"},
-                                        {"key": "tls.key", "path": "tls.key"},
-                                    ],
-                                },
-                            },
+                            {"name": "tls", "secret": {"secretName": AGENT_CERT_SECRET, "items": tls_items}},
                         ],
                     },
                 },
