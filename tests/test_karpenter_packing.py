@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +11,8 @@ import pytest
 from components.renderers import karpenter_packing as packing
 from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
+from offline.plan import Plan
+from offline.summary import render_summary
 from tests.conftest import PROJECT_DIR
 
 
@@ -71,3 +74,13 @@ def test_prod_pools_by_family_say_they_mix_gpu_counts() -> None:
     warnings = packing.mixed_gpu_count_warnings(settings)
     assert len(warnings) == len(settings.karpenter.node_pools)
     assert all(pool.name in warning for pool, warning in zip(settings.karpenter.node_pools, warnings, strict=True))
+
+
+def test_summary_shows_the_first_batch_and_the_mixed_pool_warning(staging_plan: Plan) -> None:
+    lines = render_summary(stack_settings("staging"), staging_plan, "staging", Path("out")).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("First batch per pool"))
+    assert lines[start + 2].split() == ["g4-nodepool", "3", "3", "2", "g4dn.xlarge", "(3),", "g4dn.xlarge", "(3)"]
+    mixed = staging_with_pool(instanceTypes=["g4dn.xlarge", "g4dn.12xlarge"])
+    summary = render_summary(mixed, staging_plan, "staging", Path("out"))
+    assert "g4-nodepool                     3          3      1  g4dn.12xlarge (6)" in summary
+    assert "WARNING: pool g4-nodepool mixes instance types with 1, 4 GPUs" in summary
