@@ -1,9 +1,11 @@
 """The GPU admission guard, evaluated offline the way the kube-apiserver would admit or deny a pod.
 
-`admit` applies the policy's and the binding's namespace selectors, then runs every validation's CEL
-(common-expression-language) with the variables a ValidatingAdmissionPolicy sees: `object`,
-`oldObject`, `request` and `namespaceObject`. The table covers every rule in lab, non-lab and system
-namespaces, init and ephemeral containers, key-less `Exists` tolerations and `void`/`none`.
+Every request goes through `tests.apiserver_model`: decode (quantities parsed), defaulting (requests from
+limits), the mutating plugins EKS runs (LimitRanger with the lab's LimitRange, DefaultTolerationSeconds,
+ExtendedResourceToleration), field validation, then the policy's CEL (common-expression-language) with the
+variables a ValidatingAdmissionPolicy sees. The table covers every rule in lab, non-lab and system
+namespaces, init and ephemeral containers, key-less `Exists` tolerations, `void`/`none`, and every form of
+a zero `nvidia.com/gpu` limit the API server accepts.
 """
 
 from __future__ import annotations
@@ -11,9 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import cel
 import pytest
-from cel.stdlib import add_stdlib_to_context
 
 from components.constants import (
     GPU_ENABLED_NAMESPACE_LABEL,
@@ -31,15 +31,19 @@ from components.renderers.gpu_admission_policy import (
     validations,
     workload_admission_policy,
 )
-from components.renderers.lab_manifests import lab_namespace
+from components.renderers.lab_manifests import lab_limit_range, lab_namespace
 from components.settings import GpuSharingSettings, LabSettings, StackSettings, load_settings
 from offline.plan import Plan
+from tests import apiserver_model
+from tests.apiserver_model import Outcome, Request
 from tests.k8s_validation import validate_core_object
 
-LAB = lab_namespace(LabSettings(name="vision-lab", gpu_slots=4), "1.35")
+LAB_SETTINGS = LabSettings(name="vision-lab", gpu_slots=4)
+LAB = lab_namespace(LAB_SETTINGS, "1.35")
 OTHER: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-apps", "labels": {}}}
 SYSTEM: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NAMESPACE, "labels": {}}}
 NAMESPACES = {ns["metadata"]["name"]: ns for ns in (LAB, OTHER, SYSTEM)}
+LIMIT_RANGES = {"vision-lab": [lab_limit_range(LAB_SETTINGS)]}
 NON_SYSTEM = ("vision-lab", "team-apps")
 POLICY_TYPE = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
 BINDING_TYPE = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
@@ -54,62 +58,42 @@ MESSAGES = {
 }
 
 
-def _with_name_label(namespace: dict[str, Any]) -> dict[str, Any]:
-    """The apiserver labels every namespace with its own name (kubernetes.io/metadata.name)."""
-    ns = copy.deepcopy(namespace)
-    ns["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = ns["metadata"]["name"]
-    return ns
+def request_for(
+    body: dict[str, Any],
+    namespace: str,
+    operation: str = "CREATE",
+    namespace_object: dict[str, Any] | None = None,
+    limit_ranges: list[dict[str, Any]] | None = None,
+) -> Request:
+    """The request that carries `body`: ephemeral containers arrive as an UPDATE of `pods/ephemeralcontainers`
+    (they cannot be set on create), e.g. from `kubectl debug`."""
+    ns = namespace_object or NAMESPACES[namespace]
+    ranges = LIMIT_RANGES.get(namespace, []) if limit_ranges is None else limit_ranges
+    if body["kind"] == "Pod" and body["spec"].get("ephemeralContainers"):
+        old = copy.deepcopy(body)
+        del old["spec"]["ephemeralContainers"]
+        return Request(body, ns, "UPDATE", "ephemeralcontainers", old, ranges)
+    return Request(body, ns, operation, "", body if operation == "UPDATE" else None, ranges)
 
 
-def _selector_matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
-    for expression in selector.get("matchExpressions", []):
-        present = expression["key"] in labels and labels[expression["key"]] in expression["values"]
-        if (expression["operator"] == "In") != present:
-            return False
-    return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
-
-
-def _context(variables: dict[str, Any]) -> cel.Context:
-    context = cel.Context(variables=variables)
-    add_stdlib_to_context(context)
-    return context
+def judge(request: Request, policy: dict[str, Any] | None = None) -> Outcome:
+    policy = policy or admission_policy()
+    binding = next(o for o in admission_objects() if o["spec"].get("policyName") == policy["metadata"]["name"])
+    return apiserver_model.admit(request, policy, binding)
 
 
 def admit(
-    pod: dict[str, Any],
+    body: dict[str, Any],
     namespace: str,
     operation: str = "CREATE",
     namespace_object: dict[str, Any] | None = None,
     policy: dict[str, Any] | None = None,
+    limit_ranges: list[dict[str, Any]] | None = None,
 ) -> list[str]:
-    """Denial messages for `pod` (or a workload, with its policy) (empty: admitted)."""
-    ns = _with_name_label(namespace_object or NAMESPACES[namespace])
-    labels = ns["metadata"]["labels"]
-    policy = policy or admission_policy()
-    binding = next(o for o in admission_objects() if o["spec"].get("policyName") == policy["metadata"]["name"])
-    if not _selector_matches(policy["spec"]["matchConstraints"]["namespaceSelector"], labels):
-        return []
-    if not _selector_matches(binding["spec"]["matchResources"]["namespaceSelector"], labels):
-        return []
-    obj = {**pod, "metadata": {**pod.get("metadata", {}), "namespace": namespace}}
-    variables = {
-        "object": obj,
-        "oldObject": obj if operation == "UPDATE" else None,
-        "request": {"operation": operation, "namespace": namespace},
-        "namespaceObject": ns,
-    }
-    # VAP variables are evaluated in order, each seeing the ones before it.
-    computed: dict[str, Any] = {}
-    for variable in policy["spec"]["variables"]:
-        computed[variable["name"]] = cel.compile(variable["expression"]).execute(
-            _context({**variables, "variables": computed})
-        )
-    denied = []
-    for validation in policy["spec"]["validations"]:
-        context = _context({**variables, "variables": computed})
-        if cel.compile(validation["expression"]).execute(context) is not True:
-            denied.append(validation["message"])
-    return denied
+    """Denial messages for a valid `body` (a pod, or a workload with its policy); empty: admitted."""
+    outcome = judge(request_for(body, namespace, operation, namespace_object, limit_ranges), policy)
+    assert outcome.invalid == [], outcome.invalid
+    return outcome.denied
 
 
 # --- pods ------------------------------------------------------------------------------------------
