@@ -288,7 +288,10 @@ def _limit_ranger(spec: Manifest, limit_ranges: list[Manifest]) -> None:
                 continue
             for container in _containers(spec, _DEFAULTED_LISTS):
                 resources = container.setdefault("resources", {})
-                for kind, defaults in (("requests", item.get("defaultRequest", {})), ("limits", item.get("default", {}))):
+                for kind, defaults in (
+                    ("requests", item.get("defaultRequest", {})),
+                    ("limits", item.get("default", {})),
+                ):
                     for name, raw in defaults.items():
                         resources.setdefault(kind, {}).setdefault(name, parse_quantity(raw))
 

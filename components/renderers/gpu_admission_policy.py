@@ -10,18 +10,17 @@ containers arrive as an UPDATE of `pods/ephemeralcontainers`):
   ENV, so such a container would see every GPU of the node through the NVIDIA runtime. A limit of `0`
   is no request: the kubelet asks the device plugin for nothing, the plugin sets no variable, and the
   quota is charged nothing (docs/gpu-guard.md);
-- pods that tolerate the GPU taint (key `nvidia.com/gpu`, or a key-less `Exists`) in a namespace
-  without the GPU-enabled label;
-- privileged containers in pods that tolerate the GPU taint;
+- GPU pods in a namespace without the GPU-enabled label;
+- privileged containers in GPU pods;
 - pods created with `spec.nodeName`, which skips the scheduler and with it the GPU taint;
-- in pods that tolerate the GPU taint, `envFrom` without a prefix, or with one that
+- in GPU pods, `envFrom` without a prefix, or with one that
   `NVIDIA_VISIBLE_DEVICES` starts with: a ConfigMap or Secret the user writes could otherwise set it
   (admission cannot read their data), after the device plugin's value.
 
-A GPU pod is one that tolerates the GPU taint or names `nvidia.com/gpu` in any container's resources, in
-any quantity: EKS runs the `ExtendedResourceToleration` admission plugin, which adds the GPU toleration to
-such a pod before the policy runs, and never to a workload's template, so the template policy must count
-the request itself.
+A GPU pod is one that tolerates the GPU taint (key `nvidia.com/gpu`, or a key-less `Exists`) or names
+`nvidia.com/gpu` in any container's resources, in any quantity: EKS runs the `ExtendedResourceToleration`
+admission plugin, which adds the GPU toleration to such a pod before the policy runs, and never to a
+workload's template, so the template policy must count the request itself.
 
 A second policy applies the same rules to the pod templates of workload controllers (Deployments,
 Jobs, CronJobs, ...), so a bad manifest is refused when it is applied, not later in a ReplicaSet's events.
@@ -168,8 +167,8 @@ def validations() -> list[Manifest]:
         },
         {
             "expression": f"!({tolerates}) || ({_every_container(_not_privileged())})",
-            "message": f"privileged containers may not run on GPU nodes: remove securityContext.privileged "
-            f"from this GPU pod",
+            "message": "privileged containers may not run on GPU nodes: remove securityContext.privileged "
+            "from this GPU pod",
             "reason": "Forbidden",
         },
         {
