@@ -50,6 +50,8 @@ NO_GPU_VALUES = ("void", "none")
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 # Every rule reads the pod spec through this variable: the pod's own, or a controller's pod template.
 POD_SPEC = "variables.podSpec"
+# Whether the pod is bound for GPU nodes (`gpu_pod()`), computed once per request.
+GPU_POD = "variables.gpuPod"
 POD_SPEC_OF_POD = "object.spec"
 POD_SPEC_OF_TEMPLATE = (
     "object.kind == 'CronJob' ? object.spec.jobTemplate.spec.template.spec : object.spec.template.spec"
@@ -140,7 +142,7 @@ def _env_from_cannot_set_visible_devices() -> str:
 
 def validations() -> list[Manifest]:
     """The rules, each with a message that says what to change."""
-    tolerates = gpu_pod()
+    tolerates = GPU_POD
     no_env_pick = f"!has(c.env) || c.env.all(e, e.name != '{VISIBLE_DEVICES_ENV}' || ({_OPTS_OUT}))"
     opts_out = f"has(c.env) && c.env.exists(e, {_OPTS_OUT})"
     values = "/".join(NO_GPU_VALUES)
@@ -209,7 +211,10 @@ def _policy(name: str, pod_spec: str, resource_rules: list[Manifest]) -> Manifes
         "spec": {
             "failurePolicy": "Fail",
             "matchConstraints": {"namespaceSelector": exempt_namespace_selector(), "resourceRules": resource_rules},
-            "variables": [{"name": POD_SPEC.removeprefix("variables."), "expression": pod_spec}],
+            "variables": [
+                {"name": POD_SPEC.removeprefix("variables."), "expression": pod_spec},
+                {"name": GPU_POD.removeprefix("variables."), "expression": gpu_pod()},
+            ],
             "validations": validations(),
         },
     }
