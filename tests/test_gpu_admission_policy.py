@@ -424,6 +424,18 @@ def test_the_sequence_defaults_mutates_and_serialises_as_the_api_server() -> Non
     assert outcome.denied == []
 
 
+def test_ephemeral_containers_arrive_as_an_update_of_the_subresource() -> None:
+    body = pod(
+        container(gpu=True),
+        tolerations=[GPU_TOLERATION],
+        ephemeralContainers=[container("debug", env=visible("void"))],
+    )
+    assert any("cannot be set on create" in error for error in judge(Request(body, LAB)).invalid)
+    request = request_for(body, "vision-lab")
+    assert (request.operation, request.subresource) == ("UPDATE", "ephemeralcontainers")
+    assert judge(request).admitted
+
+
 def test_lab_members_legitimate_pods_pass() -> None:
     notebook = pod(
         container(
