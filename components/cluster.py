@@ -213,4 +213,3 @@ class Cluster(pulumi.ComponentResource):
             # A Deployment: it needs nodes to run on (see `_eks_cluster`).
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
         )
-

@@ -16,7 +16,9 @@ DECIMAL_SUFFIXES = {
     "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"),
     "P": Decimal("1e15"), "E": Decimal("1e18"),
 }  # fmt: skip
-_QUANTITY = re.compile(r"^\+?(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)(?P<suffix>[eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]?)$")
+_QUANTITY = re.compile(
+    r"^\+?(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)(?P<suffix>[eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]?)$"
+)
 HELP = (
     "a number with an optional unit: binary Ki, Mi, Gi, Ti, Pi, Ei; decimal m, k, M, G, T, P, E; or an "
     "exponent like 1e3 (e.g. cpu '16' or '500m', memory '64Gi' or '64G')"

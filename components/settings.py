@@ -302,7 +302,6 @@ class ClusterSettings(_Model):
             raise ValueError("publicAccessCidrs: 0.0.0.0/0 is not allowed; list your egress CIDRs")
         return self
 
-
     def _viewers_once(self) -> None:
         viewers = self.viewer_principal_arns
         for index, arn in enumerate(viewers):
@@ -619,6 +618,7 @@ class ObservabilitySettings(_Model):
 
 
 # --- learning labs -----------------------------------------------------------------------------
+
 
 def _quantity(value: str) -> str:
     quantity.parse(value)  # ValueError naming the grammar (decimal suffixes like 64G included)

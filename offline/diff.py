@@ -219,7 +219,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     plans = [_load(folder) for folder in args]
     for folder, plan in zip(args, plans, strict=True):
         if plan is None:
-            print(f"offline.diff: {folder}/resources.json not found; run `python synth.py --out {folder}`", file=sys.stderr)
+            print(
+                f"offline.diff: {folder}/resources.json not found; run `python synth.py --out {folder}`",
+                file=sys.stderr,
+            )
             return EXIT_NO_PLAN
     old, new = plans
     assert old is not None and new is not None

@@ -123,15 +123,21 @@ def access_matrix(settings: StackSettings) -> list[PrincipalAccess]:
     )
     grants: dict[str, list[Grant]] = {}
     for index, arn in enumerate(cluster.admin_principal_arns):
-        grant = Grant("cluster admin", "cluster-admin", CLUSTER_ADMIN_POLICY_ARN, "cluster", keys=(f"{ADMIN_KEY}[{index}]",))
+        grant = Grant(
+            "cluster admin", "cluster-admin", CLUSTER_ADMIN_POLICY_ARN, "cluster", keys=(f"{ADMIN_KEY}[{index}]",)
+        )
         grants.setdefault(arn, []).append(grant)
     for index, arn in enumerate(cluster.viewer_principal_arns):
-        grant = Grant("cluster view", "cluster-view", CLUSTER_VIEW_POLICY_ARN, "cluster", keys=(f"{VIEWER_KEY}[{index}]",))
+        grant = Grant(
+            "cluster view", "cluster-view", CLUSTER_VIEW_POLICY_ARN, "cluster", keys=(f"{VIEWER_KEY}[{index}]",)
+        )
         grants.setdefault(arn, []).append(grant)
     lab_keys: dict[str, list[tuple[str, str]]] = {}
     for lab_index, lab in enumerate(settings.labs):
         for member_index, member in enumerate(lab.members):
-            lab_keys.setdefault(member, []).append((lab.name, f"gpu-platform:labs[{lab_index}].members[{member_index}]"))
+            lab_keys.setdefault(member, []).append(
+                (lab.name, f"gpu-platform:labs[{lab_index}].members[{member_index}]")
+            )
     for member, places in lab_keys.items():
         namespaces = tuple(sorted(name for name, _ in places))
         grant = Grant(
