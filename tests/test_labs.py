@@ -68,7 +68,7 @@ BAD_LABS: list[tuple[list[dict[str, Any]], str, str]] = [
     ([DEMO_LAB, {"name": "a", "gpuSlots": 1, "memory": "64GB"}], "gpu-platform:labs[1].memory", "'64GB' is not a Kubernetes quantity"),
     ([DEMO_LAB, {"name": "a", "gpuSlots": 1, "quota": 1}], "gpu-platform:labs[1].quota", "unknown key"),
     ([DEMO_LAB, {"name": "learning-lab", "gpuSlots": 1}], "gpu-platform:labs", "names must be unique"),
-    ([DEMO_LAB, {"name": "a", "gpuSlots": 1, "members": [ADMIN]}], "gpu-platform:labs[1].members", "cluster admins"),
+    ([DEMO_LAB, {"name": "a", "gpuSlots": 1, "members": [ADMIN]}], "gpu-platform:labs[1].members[0]", "gpu-platform:cluster.adminPrincipalArns[0]"),
     ([{"name": "other-lab", "gpuSlots": 3}], "gpu-platform:demo.namespace", "must be one of the labs"),
     ([{"name": "learning-lab", "gpuSlots": 2}], "gpu-platform:demo.replicas", "gpuSlots 2"),
 ]  # fmt: skip
@@ -207,10 +207,14 @@ def test_members_get_edit_access_scoped_to_their_lab_namespaces(
 ) -> None:
     for stack, plan in plans.items():
         scopes = lab_access_scopes(list(settings[stack].labs))
-        associations = plan.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
-        (labs,) = plan.of_type("gpu-platform:labs:Labs")
-        entries = [e for e in plan.of_type("aws:eks/accessEntry:AccessEntry") if e["parent"] == labs["urn"]]
-        assert {e["inputs"]["principalArn"] for e in entries} == set(scopes), stack
+        associations = [
+            a
+            for a in plan.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+            if a["inputs"]["policyArn"] == LAB_ACCESS_POLICY_ARN
+        ]
+        (access,) = plan.of_type("gpu-platform:access:ClusterAccess")
+        entries = [e for e in plan.of_type("aws:eks/accessEntry:AccessEntry") if e["parent"] == access["urn"]]
+        assert set(scopes) <= {e["inputs"]["principalArn"] for e in entries}, stack
         assert len(associations) == len(scopes), stack
         for association in associations:
             inputs = association["inputs"]
