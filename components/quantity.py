@@ -33,7 +33,7 @@ def parse(text: str) -> Decimal:
     number, suffix = Decimal(match["number"]), match["suffix"]
     if suffix in BINARY_SUFFIXES:
         return number * BINARY_SUFFIXES[suffix]
-    if suffix[:1] in ("e", "E"):
+    if len(suffix) > 1 and suffix[0] in "eE":  # an exponent; a lone "E" is exa
         return number * Decimal(10) ** int(suffix[1:])
     return number * DECIMAL_SUFFIXES[suffix]
 
