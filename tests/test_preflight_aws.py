@@ -209,6 +209,12 @@ def test_role_arn_of_an_assumed_role_session() -> None:
     user = "arn:aws:iam::111122223333:user/alice"
     assert preflight.role_arn_of(user) == user
     # STS drops the role's path: a configured ARN with a path still matches by account and name.
-    assert preflight.listed_keys(STAGING, "arn:aws:iam::111122223333:role/platform-admin") == [
-        "gpu-platform:cluster.adminPrincipalArns[0]"
-    ]
+    with_path = STAGING.model_copy(
+        update={
+            "cluster": STAGING.cluster.model_copy(update={"admin_principal_arns": [f"{ADMIN[:-14]}ops/platform-admin"]})
+        }
+    )
+    assert with_path.cluster.admin_principal_arns == ["arn:aws:iam::111122223333:role/ops/platform-admin"]
+    assert preflight.listed_keys(with_path, ADMIN) == ["gpu-platform:cluster.adminPrincipalArns[0]"]
+    other_account = "arn:aws:iam::731245981032:role/platform-admin"
+    assert preflight.listed_keys(with_path, other_account) == []
