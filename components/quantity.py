@@ -1,6 +1,7 @@
 """Kubernetes resource quantities (`16`, `500m`, `64Gi`, `64G`, `1e3`): parse and compare. Pure.
 
-The grammar is apimachinery's (kubernetes/apimachinery pkg/api/resource/quantity.go):
+The grammar is apimachinery's `Quantity` serialization format (k8s.io/apimachinery/pkg/api/resource, as
+kubernetes/website content/en/docs/reference/kubernetes-api/common-definitions/quantity.md reproduces it):
 `<number><suffix>` where the suffix is a binary SI unit (Ki, Mi, Gi, Ti, Pi, Ei), a decimal SI unit
 (n, u, m, "", k, M, G, T, P, E) or a decimal exponent (`e3`, `E-2`). `64G` is 64 x 10^9 bytes: valid.
 """
