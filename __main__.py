@@ -77,6 +77,7 @@ if settings.observability.node_repair or settings.observability.gpu_metrics:
             eks_cluster_name=cluster.eks_cluster_name,
             system_node_group=cluster.system_node_group,
             pod_identity_agent=cluster.pod_identity_agent,
+            k8s_provider=cluster.provider,
         ),
     )
     if observability.alarm_topic is not None:
