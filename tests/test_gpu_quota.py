@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from components.renderers.gpu_quota import QuotaNeed, quota_needs, vcpus
+from components.gpu_catalog import vcpus
+from components.renderers.gpu_quota import QuotaNeed, quota_needs
 from components.settings import StackSettings, load_settings
 from offline.plan import Plan
 from offline.summary import render_summary
