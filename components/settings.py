@@ -1011,7 +1011,7 @@ def _raw_values(raw_config: Mapping[str, str], problems: list[tuple[str, str]]) 
             try:
                 value = json.loads(text)
             except json.JSONDecodeError:
-                problems.append((key, "must be a structured value (a YAML mapping or list), see README.md"))
+                problems.append((key, "must be a structured value (a YAML mapping or list), see docs/configuration.md"))
                 continue
             values[to_camel(name)] = value
             for location in config_rules.null_locations(value, (to_camel(name),)):
