@@ -565,7 +565,7 @@ class NodePoolSettings(_Model):
     disruption_budgets: Annotated[list[DisruptionBudget], Field(min_length=1, max_length=50)] = [
         DisruptionBudget(nodes="1")
     ]
-    """How many nodes Karpenter may disrupt at once, and when."""
+    """How many nodes Karpenter may disrupt at once, and when (schedules in UTC)."""
     weight: Annotated[int, Field(ge=1, le=100)] = 10
     """Priority among pools (higher first)."""
     gpu_sharing: GpuSharingSettings | None = None

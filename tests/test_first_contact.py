@@ -171,10 +171,11 @@ def test_prod_freezes_disruption_through_pacific_business_hours(stack_configs: d
         assert not _blocked_utc(budgets, saturday_noon.astimezone(UTC))
 
 
-def test_readme_says_budget_schedules_are_utc() -> None:
-    readme = (PROJECT_DIR / "README.md").read_text(encoding="utf-8")
-    (row,) = [line for line in readme.splitlines() if line.startswith("| `…nodePools[].disruptionBudgets[]`")]
-    assert "UTC" in row
+def test_the_configuration_reference_says_budget_schedules_are_utc() -> None:
+    reference = (PROJECT_DIR / "docs" / "configuration.md").read_text(encoding="utf-8")
+    budget = "| `gpu-platform:karpenter.nodePools[].disruptionBudgets"
+    rows = [line for line in reference.splitlines() if line.startswith((budget + "`", budget + "[].schedule`"))]
+    assert len(rows) == 2 and all("UTC" in row for row in rows)
 
 
 # --- 5. the demo neither holds `up` nor buys a second GPU node ---------------------------------------
