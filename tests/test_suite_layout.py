@@ -35,11 +35,17 @@ def imported_test_modules(source: str, package: str = "tests") -> list[str]:
             parts = package.split(".")
             anchor = parts[: len(parts) - node.level + 1] if node.level else []
             base = ".".join([*anchor, node.module] if node.module else anchor)
-            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+            # `from tests import test_demo` imports a module; `from tests.helpers import test_data` a name.
+            modules = [f"{base}.{alias.name}" for alias in node.names if _is_module(f"{base}.{alias.name}")]
+            names = [base, *modules]
         else:
             continue
         found += [name for name in names if name.split(".")[-1].startswith("test_")]
     return found
+
+
+def _is_module(dotted: str) -> bool:
+    return PROJECT_DIR.joinpath(*dotted.split(".")).with_suffix(".py").is_file()
 
 
 def test_no_test_module_imports_another_test_module() -> None:
@@ -58,6 +64,7 @@ def test_an_import_of_a_test_module_is_caught() -> None:
     assert imported_test_modules("from . import test_demo") == ["tests.test_demo"]
     assert imported_test_modules("from .test_demo import X", "tests.plans") == ["tests.plans.test_demo"]
     assert imported_test_modules("from tests.k8s_validation import tolerates\nfrom tests import golden") == []
+    assert imported_test_modules("from tests.config_corpus import test_cases") == []
 
 
 def test_the_project_folder_is_defined_once() -> None:
