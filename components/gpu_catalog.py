@@ -1,8 +1,9 @@
-"""NVIDIA GPU instance types this platform knows, with their physical GPU count.
+"""NVIDIA GPU instance types this platform knows: the one table of instance facts.
 
-Used to reject non-GPU instance types at settings time and for the sharing capacity math
-(physical GPUs x sharing replicas) behind the NodeOverlays and the synth summary.
-Source: the EC2 accelerated-computing instance type pages (GPU counts per size).
+Physical GPUs, GPU model, vCPUs, memory and VPC CNI pod limits per instance type are written here and
+nowhere else (tests/test_instance_facts.py fails on a second table): settings reject non-GPU types with
+it, and the capacity math (GPUs x sharing replicas), warm headroom, node allocatable and the EC2 vCPU
+quota all read it. Source: the EC2 accelerated-computing instance type pages.
 """
 
 from __future__ import annotations

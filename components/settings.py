@@ -89,18 +89,21 @@ class SettingsError(Exception):
 
 
 def _dns_label(value: str) -> str:
+    """A DNS label: lowercase letters, digits and '-', at most 63 characters."""
     if len(value) > 63 or not _DNS_LABEL.match(value):
         raise ValueError("must be a DNS label: lowercase letters, digits and '-', 1-63 characters")
     return value
 
 
 def _duration(value: str) -> str:
+    """A duration like `30s`, `15m`, `120m`, `720h`, or `Never`."""
     if not _DURATION.match(value):
         raise ValueError("must be a duration like '30s', '15m', '120m', '720h' or 'Never'")
     return value
 
 
 def _pinned_image(value: str) -> str:
+    """A fully qualified image with a tag and/or a digest (`:latest` only with a digest)."""
     if not _IMAGE_REF.match(value):
         raise ValueError("must be a fully qualified image with a tag or digest, e.g. docker.io/org/image:1.2.3")
     if value.endswith(":latest"):
@@ -109,6 +112,7 @@ def _pinned_image(value: str) -> str:
 
 
 def _gpu_instance_type(value: str) -> str:
+    """A known NVIDIA GPU instance type (components/gpu_catalog.py; see "GPU instance types")."""
     if value not in gpu_catalog.GPU_INSTANCE_TYPES:
         raise ValueError(
             f"'{value}' is not a known NVIDIA GPU instance type; allowed: {', '.join(gpu_catalog.GPU_INSTANCE_TYPES)}"
@@ -117,6 +121,7 @@ def _gpu_instance_type(value: str) -> str:
 
 
 def _gpu_family(value: str) -> str:
+    """A known NVIDIA GPU family (components/gpu_catalog.py; see "GPU instance types")."""
     if value not in gpu_catalog.GPU_FAMILIES:
         raise ValueError(f"'{value}' is not a known NVIDIA GPU family; allowed: {', '.join(gpu_catalog.GPU_FAMILIES)}")
     return value
@@ -131,10 +136,13 @@ def _matching(pattern: str, words: str) -> AfterValidator:
             raise ValueError(f"{words} (got {value!r})")
         return value
 
+    check.__doc__ = words.removeprefix("must be ")  # what the configuration reference says is allowed
     return AfterValidator(check)
 
 
 def _schedule(value: str) -> str:
+    """A UTC cron schedule: five fields `minute hour day-of-month month day-of-week` (numbers, names like
+    `mon-fri` or `jan`, ranges, lists, `*/n` steps), or a macro like `@daily`; no time zones."""
     try:
         return cron.check_schedule(value)
     except cron.CronError as exc:
@@ -142,12 +150,14 @@ def _schedule(value: str) -> str:
 
 
 def _principal_arn(value: str) -> str:
+    """An IAM role or user ARN, e.g. `arn:aws:iam::123456789012:role/platform-admin`."""
     if not _PRINCIPAL_ARN.match(value):
         raise ValueError("must be an IAM role or user ARN, e.g. arn:aws:iam::123456789012:role/platform-admin")
     return value
 
 
 def _cidr(value: str) -> str:
+    """An IPv4 CIDR block like `10.0.0.0/16`."""
     try:
         network = ipaddress.IPv4Network(value, strict=True)
     except ValueError as exc:
@@ -156,6 +166,7 @@ def _cidr(value: str) -> str:
 
 
 def _tag_key(value: str) -> str:
+    """1-128 characters, not starting with `aws:`."""
     if not 1 <= len(value) <= 128:
         raise ValueError("tag keys must be 1-128 characters")
     if value.lower().startswith("aws:"):
@@ -164,6 +175,7 @@ def _tag_key(value: str) -> str:
 
 
 def _tag_value(value: Any) -> Any:
+    """Text; whole numbers and booleans are taken as their text, a float must be quoted."""
     # AWS tag values are strings, but YAML reads `cost-center: 1234` as a number and `true` as a
     # boolean. Whole numbers and booleans have one spelling, so they are taken as text; a float
     # may not keep its spelling (1.50 -> 1.5), so it must be quoted.
@@ -184,6 +196,9 @@ def _region(value: str) -> str:
     return value
 
 
+_region.__doc__ = f"One of {', '.join(SUPPORTED_REGIONS)}."
+
+
 def _cluster_name(value: str) -> str:
     if len(value) > CLUSTER_NAME_MAX or not re.match(r"^[a-zA-Z][a-zA-Z0-9-]*$", value):
         raise ValueError(
@@ -193,6 +208,9 @@ def _cluster_name(value: str) -> str:
     return value
 
 
+_cluster_name.__doc__ = f"Letters, digits and '-', starting with a letter; at most {CLUSTER_NAME_MAX} characters."
+
+
 def _kubernetes_version(value: str) -> str:
     if value not in SUPPORTED_KUBERNETES_VERSIONS:
         # An unquoted 1.30 reaches the program as "1.3" (YAML reads a number), hence the quoting hint.
@@ -200,6 +218,9 @@ def _kubernetes_version(value: str) -> str:
             f"'{value}' is not supported; allowed: {', '.join(SUPPORTED_KUBERNETES_VERSIONS)} (quote it, e.g. \"1.35\")"
         )
     return value
+
+
+_kubernetes_version.__doc__ = f"One of {', '.join(SUPPORTED_KUBERNETES_VERSIONS)}, quoted."
 
 
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
@@ -226,9 +247,15 @@ GracePeriod = Annotated[str, _matching(r"([0-9]+(s|m|h))+", "must be a duration 
 
 
 class _Model(BaseModel):
-    """camelCase keys as in the stack YAML, unknown keys rejected, values immutable."""
+    """camelCase keys as in the stack YAML, unknown keys rejected, values immutable.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True)
+    Each field's attribute docstring (the string right under it) is its description in the generated
+    configuration reference (`python -m offline.config_reference`, docs/configuration.md).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True, use_attribute_docstrings=True
+    )
 
 
 # --- network and cluster -------------------------------------------------------------------
@@ -236,16 +263,22 @@ class _Model(BaseModel):
 
 class ExistingNetwork(_Model):
     vpc_id: VpcId
+    """The existing VPC; the program only adds discovery tags to it."""
     private_subnet_ids: Annotated[list[SubnetId], Field(min_length=2)]
+    """Its private subnets, where every node runs."""
     public_subnet_ids: list[SubnetId] = []
+    """Its public subnets, if any."""
 
 
 class NetworkSettings(_Model):
     vpc_cidr: Cidr = "10.0.0.0/16"
+    """The VPC's CIDR, /16 to /20: private subnets get eighths, public subnets share the last eighth."""
     availability_zones: Annotated[int, Field(ge=2, le=4)] = 2
-    # One NAT gateway is cheap; one per AZ survives an AZ outage.
+    """Zones to spread over: one private and one public subnet each."""
     nat_gateways: Literal["single", "one-per-az"] = "single"
+    """Egress NAT gateways: one (cheap) or one per zone (survives a zone outage)."""
     existing: ExistingNetwork | None = None
+    """Use an existing VPC instead (then without vpcCidr, availabilityZones, natGateways)."""
 
     @model_validator(mode="after")
     def _vpc_large_enough(self) -> Self:
@@ -256,17 +289,23 @@ class NetworkSettings(_Model):
 
 
 class VpcCniSettings(_Model):
-    # Prefix delegation gives each ENI /28 prefixes, so small GPU instances can run 110 pods.
     prefix_delegation: bool = True
+    """/28 prefixes per ENI, so small GPU nodes can run `gpuNodes.maxPods` pods."""
 
 
 class ClusterSettings(_Model):
     # Private by default: a public endpoint must be asked for, and then only for listed CIDRs.
     endpoint_public_access: bool = False
+    """A public API endpoint (the private one is always on), for publicAccessCidrs only."""
     public_access_cidrs: list[Cidr] = []
+    """Who may reach the public endpoint (not 0.0.0.0/0); required while it is on."""
     admin_principal_arns: list[PrincipalArn] = []
+    """Cluster admins (AmazonEKSClusterAdminPolicy access entries, keyed by a slug of the ARN); each once,
+    not the deployer."""
     # Who runs `pulumi up`: EKS makes it cluster admin itself (see components/renderers/access_entries.py).
     deployer_principal_arn: PrincipalArn | None = None
+    """Who runs `pulumi up`: EKS makes it cluster admin as the cluster creator; `preview`/`up` warn when
+    the caller differs or this is unset."""
     viewer_principal_arns: list[PrincipalArn] = []
     """Principals with cluster-wide read access (AmazonEKSAdminViewPolicy, cluster scope), e.g. the PR preview
     role, which `pulumi preview --refresh` needs to read Kubernetes resources; IAM role or user ARNs, each once,
@@ -274,7 +313,9 @@ class ClusterSettings(_Model):
     log_types: list[ControlPlaneLogType] = [
         "api", "audit", "authenticator",
     ]  # fmt: skip
+    """Control-plane logs sent to CloudWatch."""
     vpc_cni: VpcCniSettings = VpcCniSettings()
+    """The VPC CNI add-on."""
 
     @model_validator(mode="after")
     def _public_endpoint_is_restricted(self) -> Self:
@@ -343,10 +384,13 @@ class _ScalingSettings(_Model):
 
 class SystemNodeGroupSettings(_ScalingSettings):
     instance_types: Annotated[list[InstanceType], Field(min_length=1)] = ["m6i.large"]
-    # Karpenter runs 2 replicas spread over zones with hostname anti-affinity: 2 nodes minimum.
+    """Instance types of the system node group (Karpenter, CoreDNS)."""
     min_size: Annotated[int, Field(ge=2, le=100)] = 2
+    """Nodes at least: two, for Karpenter's two zone-spread replicas."""
     desired_size: Annotated[int, Field(ge=2, le=100)] = 2
+    """Nodes at creation; minSize <= desiredSize <= maxSize."""
     max_size: Annotated[int, Field(ge=2, le=100)] = 4
+    """Nodes at most."""
 
 
 # --- GPU nodes -------------------------------------------------------------------------------
@@ -354,10 +398,15 @@ class SystemNodeGroupSettings(_ScalingSettings):
 
 class RootVolumeSettings(_Model):
     size_gib: Annotated[int, Field(ge=20, le=65536)] = 100
+    """Size of the gp3 root volume, GiB."""
     iops: Annotated[int, Field(ge=GP3_IOPS_RANGE[0], le=GP3_IOPS_RANGE[1])] = 10000
+    """Provisioned IOPS; at most 500 per GiB of sizeGib."""
     throughput_mibps: Annotated[int, Field(ge=GP3_THROUGHPUT_RANGE[0], le=GP3_THROUGHPUT_RANGE[1])] = 125
+    """Throughput, MiB/s; at most iops / 4, and at least 600 with fastImagePull."""
     encrypted: bool = True
+    """Must be true: GPU root volumes are always encrypted."""
     delete_on_termination: bool = True
+    """Delete the volume with its node."""
 
     @model_validator(mode="after")
     def _gp3_ratios(self) -> Self:
@@ -380,11 +429,16 @@ class GpuNodeSettings(_Model):
     """The GPU bootstrap shared by the managed GPU node group and every Karpenter GPU pool."""
 
     max_pods: Annotated[int, Field(ge=MAX_PODS_RANGE[0], le=MAX_PODS_RANGE[1])] = 110
+    """kubelet maxPods; above the smallest GPU type's VPC CNI limit only with prefixDelegation."""
     pod_pids_limit: Annotated[int, Field(ge=POD_PIDS_LIMIT_RANGE[0], le=POD_PIDS_LIMIT_RANGE[1])] = 32768
+    """kubelet podPidsLimit."""
     root_volume: RootVolumeSettings = RootVolumeSettings()
+    """The gp3 root volume of every GPU node."""
     pre_pull_images: Annotated[list[PinnedImage], Field(max_length=10)] = []
-    # nodeadm FastImagePull: containerd pulls and unpacks layers in parallel (SOCI), needs root-volume throughput.
+    """Images pulled into containerd at boot, so the first GPU pod starts fast."""
     fast_image_pull: bool = False
+    """nodeadm FastImagePull (SOCI parallel pull and unpack); needs rootVolume.throughputMibps >= 600 and
+    GPU instance types of at least 4 vCPUs and 7 GiB."""
 
     @model_validator(mode="after")
     def _fast_pull_throughput(self) -> Self:
@@ -401,11 +455,18 @@ class GpuNodeGroupSettings(_ScalingSettings):
     """The managed GPU node group (a fixed floor of GPU capacity; Karpenter adds the rest)."""
 
     enabled: bool = True
+    """The EKS managed GPU node group: an always-on floor of GPU capacity."""
     instance_types: Annotated[list[GpuInstanceType], Field(min_length=1)] = ["g4dn.xlarge"]
+    """Its instance types."""
     capacity_type: Literal["ON_DEMAND", "SPOT"] = "ON_DEMAND"
+    """On-demand or spot instances."""
     min_size: Annotated[int, Field(ge=0, le=100)] = 1
+    """Nodes at least."""
     desired_size: Annotated[int, Field(ge=0, le=100)] = 1
+    """Nodes, at least 1 while enabled: nothing resizes the group (no cluster-autoscaler), so 0 would stay
+    empty; to scale GPUs from zero, disable the group and use Karpenter pools."""
     max_size: Annotated[int, Field(ge=1, le=100)] = 1
+    """Nodes at most; minSize <= desiredSize <= maxSize."""
 
     @model_validator(mode="after")
     def _has_a_floor(self) -> Self:
@@ -433,9 +494,12 @@ class GpuSharingSettings(_Model):
     """`gpu-platform:gpuSharing`: how many pods share one physical GPU, and how."""
 
     strategy: Literal["time-slicing", "mps", "none"] = "time-slicing"
+    """How pods share one physical GPU."""
     # Bounds depend on the strategy (_replicas_fit_strategy), so the first error gives the real range.
     replicas: int = 2  # 1 when strategy is "none" (see _default_replicas)
+    """Pods per physical GPU: 2-64 with time-slicing, 2-48 with mps, 1 with none (its default there)."""
     fail_requests_greater_than_one: bool = True
+    """Reject pods asking for more than one shared GPU (no real speed-up)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -471,10 +535,15 @@ class GpuSharingSettings(_Model):
 
 class DisruptionBudget(_Model):
     nodes: BudgetNodes
+    """Nodes Karpenter may disrupt at once (quote a count: "1")."""
     reasons: list[Literal["Underutilized", "Empty", "Drifted"]] | None = None
+    """Disruption reasons the budget applies to; unset: all."""
     # Parsed as cron in UTC, as Karpenter does at runtime (components/cron.py).
     schedule: Annotated[str, AfterValidator(_schedule)] | None = None
+    """When each window starts, in UTC; requires duration; unset: always active. Prod's `0 15 * * mon-fri`
+    with `11h` covers 08:00-18:00 US Pacific in both PST and PDT."""
     duration: BudgetDuration | None = None
+    """How long each window lasts; requires schedule."""
 
     @model_validator(mode="after")
     def _schedule_with_duration(self) -> Self:
@@ -490,7 +559,9 @@ class WarmSlotShape(_Model):
     """CPU and memory one warm shared-GPU slot reserves: what a typical lab pod requests."""
 
     cpu_millicores: Annotated[int, Field(ge=10, le=192000)]
+    """CPU one warm slot reserves, millicores."""
     memory_mib: Annotated[int, Field(ge=16, le=2097152)]
+    """Memory one warm slot reserves, MiB."""
 
 
 # A lab notebook pod: one core, 4 GiB. Pools whose nodes cannot hold GPUs x replicas of these get less.
@@ -500,28 +571,42 @@ WARM_SLOT_FLOOR = WarmSlotShape(cpu_millicores=100, memory_mib=256)
 
 class NodePoolSettings(_Model):
     name: DnsLabel
+    """The NodePool's and its EC2NodeClass's name; unique."""
     instance_families: list[GpuFamily] = []
+    """GPU families the pool may launch; set this or instanceTypes, not both."""
     instance_types: list[GpuInstanceType] = []
+    """GPU instance types the pool may launch; set this or instanceFamilies, not both."""
     capacity_types: Annotated[list[Literal["on-demand", "spot"]], Field(min_length=1)] = ["on-demand"]
-    # GPU catalog entries are all x86_64 instance types running Linux.
+    """On-demand and/or spot."""
     architectures: Annotated[list[Literal["amd64"]], Field(min_length=1)] = ["amd64"]
+    """CPU architectures (every catalog GPU type is x86_64)."""
     gpu_limit: Annotated[int, Field(ge=1, le=1000)] = 4
+    """NodePool limit: physical GPUs."""
     cpu_limit: Annotated[int, Field(ge=1, le=100000)] = 64
+    """NodePool limit: vCPUs."""
     expire_after: Duration = "720h"
-    # How long a draining GPU node waits for its pods (a training step, a PDB) before it is forced.
+    """Node lifetime before Karpenter replaces the node."""
     termination_grace_period: GracePeriod = "1h"
+    """How long a draining node waits for its pods before they are forced off."""
     # WhenEmpty by default: consolidating an underutilized GPU node evicts running GPU jobs.
     consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"] = "WhenEmpty"
+    """When Karpenter consolidates; consolidating an underutilized GPU node evicts GPU jobs."""
     consolidate_after: Duration = "5m"
+    """How long a node stays consolidatable before Karpenter acts."""
     disruption_budgets: Annotated[list[DisruptionBudget], Field(min_length=1, max_length=50)] = [
         DisruptionBudget(nodes="1")
     ]
+    """How many nodes Karpenter may disrupt at once, and when (schedules in UTC)."""
     weight: Annotated[int, Field(ge=1, le=100)] = 10
+    """Priority among pools (higher first)."""
     gpu_sharing: GpuSharingSettings | None = None
-    # Shared nvidia.com/gpu slots kept free at all times (a Karpenter CapacityBuffer); 0 = no headroom.
+    """This pool's GPU sharing (e.g. 4 on A10G, 3 on T4); unset: the stack's gpuSharing."""
     warm_gpu_slots: Annotated[int, Field(ge=0, le=10000)] = 0
-    # None: the typical lab pod, shrunk until GPUs x replicas slots fit every instance type of the pool.
+    """Shared nvidia.com/gpu slots kept free at all times (a CapacityBuffer); at most gpuLimit x replicas,
+    and the nodes holding them within cpuLimit and gpuLimit on some type of the pool; 0: none."""
     warm_slot_shape: WarmSlotShape | None = None
+    """CPU and memory one warm slot reserves (needs warmGpuSlots > 0); unset: a typical lab pod (1000m,
+    4096 MiB), shrunk until GPUs x replicas slots fit every instance type of the pool."""
 
     @model_validator(mode="after")
     def _one_selector(self) -> Self:
@@ -538,8 +623,11 @@ class NodePoolSettings(_Model):
 
 class KarpenterSettings(_Model):
     enabled: bool = True
+    """Karpenter, its IAM, interruption queue and node pools."""
     replicas: Annotated[int, Field(ge=1, le=5)] = 2
+    """Controller replicas (a PDB keeps one up); at most systemNodes.minSize."""
     node_pools: Annotated[list[NodePoolSettings], Field(max_length=100)] = []
+    """GPU node pools: a NodePool and EC2NodeClass (and NodeOverlays) each; unique names."""
 
     @model_validator(mode="after")
     def _unique_pool_names(self) -> Self:
@@ -571,11 +659,18 @@ def _workload_namespace(value: str) -> str:
     return value
 
 
+_workload_namespace.__doc__ = f"Not a system namespace ({', '.join(RESERVED_NAMESPACES)}, nor any `kube-` name)."
+
+
 class DemoSettings(_Model):
     enabled: bool = False
+    """The learning-lab demo Deployment on shared GPUs (`up` does not wait for its pods)."""
     namespace: Annotated[DnsLabel, AfterValidator(_workload_namespace)] = "learning-lab"
+    """Its namespace: one of the labs when labs are set, else its own with a deny-all NetworkPolicy."""
     replicas: Annotated[int, Field(ge=1, le=50)] = 3
+    """Demo pods, each requesting nvidia.com/gpu: 1."""
     image: PinnedImage = "docker.io/tensorflow/tensorflow:2.12.0-gpu"
+    """The demo's container image."""
 
 
 # --- observability -----------------------------------------------------------------------------
@@ -586,6 +681,7 @@ _SUBSCRIBER_ARN = re.compile(r"^arn:aws(-[a-z]+)*:(sqs|lambda):[a-z0-9-]+:[0-9]{
 
 
 def _alarm_subscriber(value: str) -> str:
+    """An e-mail address, or an SQS queue or Lambda function ARN."""
     if not (_EMAIL.match(value) or _SUBSCRIBER_ARN.match(value)):
         raise ValueError(
             f"'{value}' must be an e-mail address or an SQS queue / Lambda function ARN "
@@ -597,16 +693,20 @@ def _alarm_subscriber(value: str) -> str:
 class ObservabilitySettings(_Model):
     """`gpu-platform:observability`: GPU health signals and repair, GPU metrics, dashboard and alarms."""
 
-    # Container Insights with enhanced observability + NVIDIA GPU metrics, the dashboard and the alarms.
     gpu_metrics: bool = False
-    # The EKS node monitoring agent (node health conditions), Karpenter node repair, EKS node auto repair.
+    """CloudWatch Observability add-on (Container Insights, NVIDIA GPU metrics), GPU dashboard, alarms."""
     node_repair: bool = False
-    # Idle GPU alarm: the busiest GPU stays below this utilisation for this many hours.
+    """EKS node monitoring agent, Karpenter node repair, EKS node auto repair on the managed groups."""
     idle_gpu_threshold_percent: Annotated[int, Field(ge=1, le=100)] = 10
+    """Idle-GPU alarm: more GPU nodes run than the managed floor, warm slots and demo hold, and the busiest
+    GPU stays below this utilisation for idleGpuHours; needs gpuMetrics."""
     idle_gpu_hours: Annotated[int, Field(ge=1, le=72)] = 4
-    # Stuck GPU node alarm: a GPU node advertises no nvidia.com/gpu for this many minutes.
+    """Hours the idle-GPU alarm waits; needs gpuMetrics."""
     stuck_gpu_node_minutes: Annotated[int, Field(ge=10, le=1440)] = 30
+    """Stuck-GPU-node alarm: a GPU node advertises no nvidia.com/gpu this long; needs gpuMetrics."""
     alarm_subscribers: Annotated[list[Annotated[str, AfterValidator(_alarm_subscriber)]], Field(max_length=20)] = []
+    """SNS subscribers of the alarm topic: e-mails must confirm, queues and functions need a policy allowing
+    SNS; needs gpuMetrics."""
 
     @model_validator(mode="after")
     def _subscribers_once(self) -> Self:
@@ -621,6 +721,7 @@ class ObservabilitySettings(_Model):
 
 
 def _quantity(value: str) -> str:
+    """A Kubernetes quantity (components/quantity.py: decimal and binary suffixes, e.g. `16`, `500m`, `64Gi`, `64G`)."""
     quantity.parse(value)  # ValueError naming the grammar (decimal suffixes like 64G included)
     return value
 
@@ -629,12 +730,16 @@ class LabSettings(_Model):
     """One learning lab: its namespace (= name), the shared GPU slots it may hold, its people."""
 
     name: Annotated[DnsLabel, AfterValidator(_workload_namespace)]
-    # nvidia.com/gpu requests the lab may hold at once (shared slots, not physical GPUs).
+    """The lab's name and namespace; unique."""
     gpu_slots: Annotated[int, Field(ge=1, le=10000)]
+    """Shared GPU slots the lab may hold at once: its ResourceQuota's requests.nvidia.com/gpu."""
     members: Annotated[list[PrincipalArn], Field(max_length=100)] = []
+    """Who gets AmazonEKSEditPolicy in the lab's namespace; each once, not a cluster admin nor the deployer."""
     # ResourceQuota on requests.cpu and requests.memory (requests only: lab_manifests.CONTAINER_DEFAULT_REQUESTS).
     cpu: Annotated[str, AfterValidator(_quantity)] = "16"
+    """ResourceQuota requests.cpu."""
     memory: Annotated[str, AfterValidator(_quantity)] = "64Gi"
+    """ResourceQuota requests.memory."""
 
     @model_validator(mode="after")
     def _members_once(self) -> Self:
@@ -651,22 +756,37 @@ class StackSettings(_Model):
     """Everything one stack configures. Field aliases are the `gpu-platform:<key>` names."""
 
     region: Annotated[str, AfterValidator(_region)]  # from aws:region
+    """Where everything is created (read from `aws:region`)."""
     cluster_name: Annotated[str, AfterValidator(_cluster_name)]
+    """EKS cluster name, Karpenter discovery tag value, prefix of IAM and SQS names."""
     kubernetes_version: Annotated[str, AfterValidator(_kubernetes_version)]
+    """EKS Kubernetes minor version (standard support only)."""
     protect_resources: bool = False
+    """Protect the cluster, VPC, KMS key and interruption queue; EKS deletion protection."""
     tags: dict[
         Annotated[str, AfterValidator(_tag_key)], Annotated[str, BeforeValidator(_tag_value), Field(max_length=256)]
     ] = {}
+    """Tags on every AWS resource and GPU instance and volume."""
     network: NetworkSettings = NetworkSettings()
+    """The VPC: created, or an existing one."""
     cluster: ClusterSettings = ClusterSettings()
+    """The EKS control plane and who may use it."""
     system_nodes: SystemNodeGroupSettings = SystemNodeGroupSettings()
+    """The system node group (Karpenter, CoreDNS)."""
     gpu_nodes: GpuNodeSettings = GpuNodeSettings()
+    """How every GPU node is built, whoever launches it (Karpenter's EC2NodeClass, the managed group)."""
     gpu_node_group: GpuNodeGroupSettings = GpuNodeGroupSettings()
+    """Only the EKS managed GPU node group; Karpenter's GPU capacity is set per pool."""
     karpenter: KarpenterSettings = KarpenterSettings()
+    """Karpenter and its GPU node pools."""
     gpu_sharing: GpuSharingSettings = GpuSharingSettings()
+    """How pods share a GPU: the stack default, which a pool may override."""
     demo: DemoSettings = DemoSettings()
+    """The learning-lab demo workload."""
     observability: ObservabilitySettings = ObservabilitySettings()
+    """GPU health signals and repair, GPU metrics, dashboard and alarms."""
     labs: Annotated[list[LabSettings], Field(max_length=50)] = []
+    """Learning labs: a namespace each, with its quota, policies and members' access."""
 
     def sharing_for(self, pool: NodePoolSettings | None) -> GpuSharingSettings:
         """Sharing of one Karpenter pool (its override, else the stack default); None = managed group."""
@@ -934,7 +1054,7 @@ def _raw_values(raw_config: Mapping[str, str], problems: list[tuple[str, str]]) 
             try:
                 value = json.loads(text)
             except json.JSONDecodeError:
-                problems.append((key, "must be a structured value (a YAML mapping or list), see README.md"))
+                problems.append((key, "must be a structured value (a YAML mapping or list), see docs/configuration.md"))
                 continue
             values[to_camel(name)] = value
             for location in config_rules.null_locations(value, (to_camel(name),)):

@@ -22,10 +22,11 @@ To cover a new key: add a row with a bad value (exit 2, its path) and one with i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-STAGING = (Path(__file__).resolve().parent.parent / "Pulumi.staging.yaml").read_text(encoding="utf-8")
+from tests.conftest import PROJECT_DIR
+
+STAGING = (PROJECT_DIR / "Pulumi.staging.yaml").read_text(encoding="utf-8")
 
 DELETE = object()
 OK, INVALID = 0, 2

@@ -31,10 +31,9 @@ import yaml
 from cel.stdlib import add_stdlib_to_context
 
 from components.constants import KARPENTER_VERSION
-from tests.conftest import require_present
+from tests.conftest import SHARED_DIR, require_present
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_SCHEMAS = REPO_ROOT.parent / "shared" / "schemas"
+SHARED_SCHEMAS = SHARED_DIR / "schemas"
 # The CRDs of the Karpenter release the program installs: a version bump needs that release's schemas.
 KARPENTER_CRD_DIR = SHARED_SCHEMAS / "karpenter" / f"v{KARPENTER_VERSION}"
 

@@ -17,8 +17,8 @@ from components.constants import gpu_node_labels
 from components.renderers.gpu_bootstrap import render_gpu_user_data
 from components.settings import load_settings
 from offline.config_files import read_stack_config, stacks_in
+from tests.conftest import PROJECT_DIR
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 GOLDEN_GLOB = "userdata-*.mime"
 

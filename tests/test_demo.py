@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +26,8 @@ from components.renderers.lab_manifests import lab_namespace, lab_network_polici
 from components.settings import RESERVED_NAMESPACES, SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
+from tests.checkov_allowlist import SKIPPABLE_CHECKS
+from tests.conftest import PROJECT_DIR
 from tests.k8s_validation import (
     containers_of,
     deny_all_problems,
@@ -38,9 +39,7 @@ from tests.k8s_validation import (
     unmounted_volume_problems,
     validate_core_object,
 )
-from tests.test_security_linters import SKIPPABLE_CHECKS
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
 STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
 # Volume types the `restricted` Pod Security Standard allows.
 # checkov CKV_K8S_40: a UID this high never coincides with a user of the host.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -22,8 +21,8 @@ from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.mocks import Registration
 from offline.runner import install_mocks
+from tests.conftest import PROJECT_DIR
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
 PLUGIN_TYPE = "gpu-platform:gpu:DevicePlugin"
 DEMO_TYPE = "gpu-platform:demo:DemoWorkload"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"

@@ -25,8 +25,8 @@ from components.renderers.device_plugin_config import (
 )
 from components.settings import MPS_MAX_REPLICAS, GpuSharingSettings, StackSettings, load_settings
 from offline.config_files import read_stack_config
+from tests.conftest import PROJECT_DIR
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
 YAMLLINT_CONFIG = YamlLintConfig(file=str(Path(__file__).with_name("yamllint-device-plugin.yaml")))
 GPU_UUID = "GPU-b1028956-cfa2-0990-bf4a-5da9abb51763"
 

@@ -6,7 +6,6 @@ import contextlib
 import copy
 import hashlib
 import re
-from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
@@ -32,6 +31,8 @@ from components.renderers.device_plugin_manifests import (
 )
 from components.settings import GpuSharingSettings, NodePoolSettings, StackSettings, load_settings
 from offline.config_files import read_stack_config
+from tests.checkov_allowlist import SKIPPABLE_CHECKS
+from tests.conftest import PROJECT_DIR
 from tests.k8s_validation import (
     SchemaNotFoundError,
     containers_of,
@@ -44,15 +45,7 @@ from tests.k8s_validation import (
     unmounted_volume_problems,
     validate_core_object,
 )
-from tests.test_security_linters import SKIPPABLE_CHECKS
-
-PROJECT_DIR = Path(__file__).resolve().parent.parent
-
-# NVIDIA/k8s-device-plugin v0.20.0, pinned by the digest of its multi-arch index on nvcr.io (written by hand,
-# not read from components.constants, so a changed pin has to change this test too).
-PINNED_PLUGIN_IMAGE = (
-    "nvcr.io/nvidia/k8s-device-plugin:v0.20.0@sha256:a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312"
-)
+from tests.pins import PINNED_PLUGIN_IMAGE
 
 
 def stack_settings(stack: str) -> StackSettings:

@@ -23,7 +23,7 @@ from tests.k8s_validation import (
     tolerates,
     validate_core_object,
 )
-from tests.test_device_plugin_manifests import PINNED_PLUGIN_IMAGE
+from tests.pins import PINNED_PLUGIN_IMAGE
 
 PLUGIN_TYPE = "gpu-platform:gpu:DevicePlugin"
 DEMO_TYPE = "gpu-platform:demo:DemoWorkload"

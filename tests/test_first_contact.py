@@ -29,9 +29,9 @@ from components.settings import SUPPORTED_KUBERNETES_VERSIONS, SettingsError, St
 from offline.mocks import availability_zones
 from offline.plan import Plan
 from offline.project_copy import copy_program
+from tests.config_edits import merged
 from tests.conftest import MANAGED_GPU_GROUP, PROJECT_DIR, STACKS, run_synth
 from tests.k8s_validation import pod_can_land_on, validate_core_object
-from tests.test_settings import _merged
 
 MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
 GPU_GROUP_NAME = "gpu-nodes-mng"
@@ -114,7 +114,7 @@ def test_no_iam_oidc_provider_without_irsa(plans: dict[str, Plan], stack: str) -
 
 
 def test_a_managed_gpu_group_that_never_scales_is_rejected(stack_configs: dict[str, dict[str, str]]) -> None:
-    config = _merged(
+    config = merged(
         stack_configs["staging"], "gpu-platform:gpuNodeGroup", {**MANAGED_GPU_GROUP, "minSize": 0, "desiredSize": 0}
     )
     with pytest.raises(SettingsError) as caught:
@@ -124,7 +124,7 @@ def test_a_managed_gpu_group_that_never_scales_is_rejected(stack_configs: dict[s
     assert "never scales" in message and "cluster-autoscaler" in message and "enabled: false" in message
     # Disabled (the switch alone) is fine; enabled with a floor of one as well.
     load_settings({**config, "gpu-platform:gpuNodeGroup": json.dumps({"enabled": False})})
-    load_settings(_merged(config, "gpu-platform:gpuNodeGroup", {"desiredSize": 1}))
+    load_settings(merged(config, "gpu-platform:gpuNodeGroup", {"desiredSize": 1}))
 
 
 def test_the_synth_exits_2_on_a_never_scaling_group(tmp_path: Path) -> None:
@@ -171,10 +171,11 @@ def test_prod_freezes_disruption_through_pacific_business_hours(stack_configs: d
         assert not _blocked_utc(budgets, saturday_noon.astimezone(UTC))
 
 
-def test_readme_says_budget_schedules_are_utc() -> None:
-    readme = (PROJECT_DIR / "README.md").read_text(encoding="utf-8")
-    (row,) = [line for line in readme.splitlines() if line.startswith("| `…nodePools[].disruptionBudgets[]`")]
-    assert "UTC" in row
+def test_the_configuration_reference_says_budget_schedules_are_utc() -> None:
+    reference = (PROJECT_DIR / "docs" / "configuration.md").read_text(encoding="utf-8")
+    budget = "| `gpu-platform:karpenter.nodePools[].disruptionBudgets"
+    rows = [line for line in reference.splitlines() if line.startswith((budget + "`", budget + "[].schedule`"))]
+    assert len(rows) == 2 and all("UTC" in row for row in rows)
 
 
 # --- 5. the demo neither holds `up` nor buys a second GPU node ---------------------------------------
@@ -202,7 +203,7 @@ def test_the_demo_skips_the_await_and_is_pinned_to_the_managed_gpu_nodes(
 
 
 def test_more_demo_pods_than_managed_slots_only_prefer_the_group(managed_group_config: dict[str, str]) -> None:
-    settings = load_settings(_merged(managed_group_config, "gpu-platform:demo", {"replicas": 4}))
+    settings = load_settings(merged(managed_group_config, "gpu-platform:demo", {"replicas": 4}))
     affinity = demo_affinity(settings)
     assert affinity is not None
     node_affinity = affinity["nodeAffinity"]

@@ -9,7 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
+from tests.conftest import PROJECT_DIR
+
 CHECKED = ("components", "offline", "policy", "synth.py")
 MAX_FUNCTION_LINES = 80
 

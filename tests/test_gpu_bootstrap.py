@@ -9,8 +9,6 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
-import email
-import email.policy
 import os
 import subprocess
 import sys
@@ -28,7 +26,6 @@ from hypothesis import strategies as st
 from components.constants import AL2023_AMI_RELEASE, gpu_node_labels
 from components.renderers.gpu_bootstrap import (
     CRI_NAMESPACE,
-    MIME_BOUNDARY,
     NODECONFIG_API_VERSION,
     NODECONFIG_CONTENT_TYPE,
     NODECONFIG_KIND,
@@ -49,6 +46,7 @@ from offline.config_files import read_stack_config
 from tests import golden
 from tests.conftest import PROJECT_DIR, STACKS, shared_path
 from tests.crd_validation import crd_to_jsonschema, format_checker
+from tests.user_data import mime_parts, node_config_of, shell_part_of
 
 LAUNCHERS: tuple[LaunchedBy, ...] = get_args(LaunchedBy)
 # The NodeConfig CRD of the nodeadm in the pinned AL2023 AMI release (a release bump needs its schema).
@@ -68,34 +66,6 @@ def render_for(settings: StackSettings, launched_by: LaunchedBy) -> str:
     """The userData as the node group / EC2NodeClass render it (stack default sharing profile)."""
     labels = gpu_node_labels(settings.sharing_for(None).profile)
     return render_gpu_user_data(settings.gpu_nodes, launched_by=launched_by, node_labels=labels)
-
-
-def mime_parts(user_data: str) -> list[tuple[str, str]]:
-    """(content type, decoded body) of each part; fails on any MIME defect."""
-    message = email.message_from_string(user_data, policy=email.policy.default)
-    assert not message.defects, message.defects
-    assert message["MIME-Version"] == "1.0"
-    assert message.get_content_type() == "multipart/mixed"
-    assert message.get_boundary() == MIME_BOUNDARY
-    parts = []
-    for part in message.iter_parts():
-        assert not part.defects, part.defects
-        payload = part.get_payload(decode=True)
-        assert isinstance(payload, bytes)
-        parts.append((part.get_content_type(), payload.decode("ascii")))
-    return parts
-
-
-def node_config_of(user_data: str) -> dict[str, Any]:
-    [body] = [body for content_type, body in mime_parts(user_data) if content_type == NODECONFIG_CONTENT_TYPE]
-    document = yaml.safe_load(body)
-    assert isinstance(document, dict)
-    return document
-
-
-def shell_part_of(user_data: str) -> str:
-    [body] = [body for content_type, body in mime_parts(user_data) if content_type == SHELL_CONTENT_TYPE]
-    return body
 
 
 def schema_errors(validator: jsonschema.Draft7Validator, document: dict[str, Any]) -> list[str]:

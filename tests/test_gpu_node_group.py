@@ -23,7 +23,7 @@ from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from tests.conftest import PROJECT_DIR, STACKS
-from tests.test_gpu_bootstrap import mime_parts, node_config_of, shell_part_of
+from tests.user_data import mime_parts, node_config_of, shell_part_of
 
 COMPONENT = "gpu-platform:gpu:GpuNodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"

@@ -7,20 +7,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from components.renderers.gpu_quota import QuotaNeed, quota_needs, vcpus
+from components.gpu_catalog import vcpus
+from components.renderers.gpu_quota import QuotaNeed, quota_needs
 from components.settings import StackSettings, load_settings
 from offline.plan import Plan
 from offline.summary import render_summary
+from tests.config_edits import merged, with_value
 from tests.conftest import PROJECT_DIR
-from tests.test_settings import _merged, _with
 
 README = (PROJECT_DIR / "README.md").read_text(encoding="utf-8")
 ON_DEMAND_G = ("L-DB2E81BA", "Running On-Demand G and VT instances")
 
 
 def _stack(base: dict[str, str], group: dict[str, Any], pools: list[dict[str, Any]]) -> StackSettings:
-    config = _merged(base, "gpu-platform:gpuNodeGroup", group)
-    return load_settings(_with(config, "gpu-platform:karpenter", {"enabled": True, "replicas": 2, "nodePools": pools}))
+    config = merged(base, "gpu-platform:gpuNodeGroup", group)
+    return load_settings(
+        with_value(config, "gpu-platform:karpenter", {"enabled": True, "replicas": 2, "nodePools": pools})
+    )
 
 
 def test_vcpus_of_the_catalog_sizes() -> None:

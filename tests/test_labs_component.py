@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -18,8 +17,8 @@ from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.mocks import Registration
 from offline.runner import install_mocks
+from tests.conftest import PROJECT_DIR
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
 LABS_TYPE = "gpu-platform:labs:Labs"
 DEMO_TYPE = "gpu-platform:demo:DemoWorkload"
 ENTRY = "aws:eks/accessEntry:AccessEntry"

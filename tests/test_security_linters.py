@@ -7,7 +7,7 @@
   `tests/iam_allowlist.py`.
 - checkov on every Kubernetes manifest the synth writes, in one offline subprocess. A check may only
   be skipped by a `checkov.io/skipN` annotation with a reason on the object itself, and only for a
-  check listed in SKIPPABLE_CHECKS below.
+  check listed in `tests/checkov_allowlist.py`.
 
 checkov 3.3.30 pins `packaging<24` while pulumi 3.272.0 needs `packaging>=26`, so it lives in its own
 virtualenv, `.venv-checkov`, which the test session creates from `requirements-checkov.txt` on first
@@ -38,6 +38,7 @@ import yaml
 from parliament.cli import is_finding_filtered
 
 from offline.plan import Plan
+from tests.checkov_allowlist import SKIPPABLE_CHECKS
 from tests.conftest import PROJECT_DIR, STACKS
 from tests.iam_allowlist import ALLOWED_FINDINGS
 
@@ -312,21 +313,6 @@ CHECKOV_VENV = PROJECT_DIR / ".venv-checkov"
 CHECKOV_ENV = {"CKV_SKIP_PACKAGE_UPDATE_CHECK": "true", "BC_SKIP_MAPPING": "TRUE"}  # 0 network connects
 OUTCOMES = ("passed_checks", "failed_checks", "skipped_checks")
 WORKLOAD_KINDS = ("Pod", "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job", "CronJob")
-
-# Checks an object may skip (with its reason in a checkov.io/skipN annotation): only where the workload
-# inherently cannot comply. Anything else must be fixed in the manifest.
-SKIPPABLE_CHECKS = {
-    "CKV_K8S_8": "liveness probe: for containers without a network endpoint to probe",
-    "CKV_K8S_9": "readiness probe: for pods that receive no Service traffic",
-    "CKV_K8S_22": "read-only root filesystem: for GPU containers, whose NVIDIA runtime hooks write into it",
-    "CKV_K8S_15": "imagePullPolicy Always: pinned images stay IfNotPresent so a restart never depends on a registry",
-    "CKV_K8S_23": "root user: for node agents that must write into root-owned host directories",
-    "CKV_K8S_40": "high UID: same node agents (they run as root)",
-    "CKV_K8S_43": "image digest: for images chosen in stack config, where a pinned tag is accepted, and the GPU "
-    "metrics exporter's release tag, whose digest could not be read offline (docs/gpu-health.md)",
-    "CKV_K8S_17": "host PID namespace: for the GPU metrics exporter, which maps GPU processes to pods (dcgm-exporter#594)",
-    "CKV_K8S_38": "service account token: for the GPU metrics exporter's read-only pod informer (pod UIDs)",
-}
 
 
 def _requirements_stamp() -> str:

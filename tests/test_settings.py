@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -14,29 +13,9 @@ from components.settings import (
     allowed_config_keys,
     load_settings,
 )
+from tests.config_edits import merged as _merged  # short local names: every test here edits a config
+from tests.config_edits import with_value as _with
 from tests.conftest import STACKS
-
-
-def _with(base: dict[str, str], key: str, value: Any) -> dict[str, str]:
-    """`base` with one top-level key replaced (structured values as the CLI passes them: JSON text)."""
-    config = dict(base)
-    if value is None:
-        config.pop(key, None)
-    else:
-        config[key] = value if isinstance(value, str) else json.dumps(value)
-    return config
-
-
-def _merged(base: dict[str, str], key: str, patch: dict[str, Any]) -> dict[str, str]:
-    """`base` with a structured key deep-merged with `patch`."""
-
-    def merge(left: Any, right: Any) -> Any:
-        if isinstance(left, dict) and isinstance(right, dict):
-            return {**left, **{k: merge(left.get(k), v) for k, v in right.items()}}
-        return right
-
-    current = json.loads(base[key]) if key in base else {}
-    return _with(base, key, merge(current, patch))
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -26,7 +26,7 @@ from offline.plan import Plan
 from tests.conftest import PROJECT_DIR
 from tests.crd_validation import validate_custom_resource
 from tests.k8s_validation import pod_can_land_on, tolerates, validate_core_object
-from tests.test_gpu_bootstrap import node_config_of
+from tests.user_data import node_config_of
 
 STAGING = dict(read_stack_config(PROJECT_DIR, "staging").values)
 BUFFER_TYPE = "kubernetes:autoscaling.x-k8s.io/v1beta1:CapacityBuffer"

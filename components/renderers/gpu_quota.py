@@ -14,14 +14,9 @@ import math
 from dataclasses import dataclass
 
 from components import gpu_catalog
+from components.gpu_catalog import vcpus  # the one table of instance facts
 from components.settings import StackSettings
 
-# vCPUs per instance size, the same across the GPU families in the catalog (EC2 accelerated-computing
-# instance type specifications); g4dn.metal is the one bare-metal size (96 vCPUs).
-_SIZE_VCPUS = {
-    "xlarge": 4, "2xlarge": 8, "4xlarge": 16, "8xlarge": 32, "12xlarge": 48,
-    "16xlarge": 64, "24xlarge": 96, "48xlarge": 192, "metal": 96,
-}  # fmt: skip
 # (capacity type, instance family class) -> (quota code, quota name) in Service Quotas.
 QUOTAS = {
     ("on-demand", "g"): ("L-DB2E81BA", "Running On-Demand G and VT instances"),
@@ -29,10 +24,6 @@ QUOTAS = {
     ("spot", "g"): ("L-3819A6DF", "All G and VT Spot Instance Requests"),
     ("spot", "p"): ("L-7212CCBC", "All P Spot Instance Requests"),
 }
-
-
-def vcpus(instance_type: str) -> int:
-    return _SIZE_VCPUS[instance_type.partition(".")[2]]
 
 
 def _family_class(instance_type: str) -> str:
