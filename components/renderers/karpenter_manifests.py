@@ -35,6 +35,7 @@ from components.constants import (
 )
 from components.renderers.gpu_bootstrap import render_gpu_user_data
 from components.renderers.gpu_capacity import schedulable_gpus
+from components.renderers import timetable_manifests
 from components.renderers.warm_headroom_manifests import uses_capacity_buffers
 from components.settings import NodePoolSettings, StackSettings
 
@@ -96,7 +97,11 @@ def node_pool(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
     disruption: dict[str, Any] = {
         "consolidationPolicy": pool.consolidation_policy,
         "consolidateAfter": pool.consolidate_after,
-        "budgets": [budget.model_dump(mode="json", exclude_none=True) for budget in pool.disruption_budgets],
+        "budgets": [
+            *(budget.model_dump(mode="json", exclude_none=True) for budget in pool.disruption_budgets),
+            # No voluntary disruption from each session's lead time to its end (docs/timetable.md).
+            *timetable_manifests.budget_windows(settings, pool),
+        ],
     }
     return {
         "apiVersion": NODEPOOL_API_VERSION,
