@@ -33,9 +33,9 @@ from components.constants import (
     ZONE_LABEL,
     gpu_node_labels,
 )
+from components.renderers import timetable_manifests
 from components.renderers.gpu_bootstrap import render_gpu_user_data
 from components.renderers.gpu_capacity import schedulable_gpus
-from components.renderers import timetable_manifests
 from components.renderers.warm_headroom_manifests import uses_capacity_buffers
 from components.settings import NodePoolSettings, StackSettings
 
