@@ -155,7 +155,7 @@ def test_bad_sessions_name_their_key(sessions: list[dict[str, Any]], key: str, w
 
 
 def test_a_session_needs_its_pool_named_when_there_are_several() -> None:
-    values = staging_with()
+    values = staging_with(labs=[lab("learning-lab", 6, session("0 17 * * tue", 6))])
     karpenter = json.loads(values["gpu-platform:karpenter"])
     karpenter["nodePools"].append({"name": "l4-pool", "instanceTypes": ["g6.xlarge"], "gpuLimit": 2})
     values["gpu-platform:karpenter"] = json.dumps(karpenter)
