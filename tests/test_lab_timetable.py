@@ -100,7 +100,7 @@ def test_staging_timetable_is_two_pacific_evenings_of_six_learners() -> None:
     # The seed's instance type and expiry stay; the grace period covers the session.
     assert "g4dn.xlarge" in pool.instance_types and pool.expire_after == "120m"
     needed = settings.session_hold_seconds(pool) + timetable.SESSION_POD_GRACE_SECONDS
-    assert timetable.parse_seconds(pool.termination_grace_period) >= needed
+    assert (timetable.parse_seconds(pool.termination_grace_period) or 0) >= needed
 
 
 def test_lead_time_is_the_modelled_time_to_gpu_rounded_up() -> None:

@@ -323,6 +323,7 @@ SKIPPABLE_CHECKS = {
     "CKV_K8S_23": "root user: for node agents that must write into root-owned host directories",
     "CKV_K8S_40": "high UID: same node agents (they run as root)",
     "CKV_K8S_43": "image digest: for images chosen in stack config, where a pinned tag is accepted",
+    "CKV_K8S_38": "service account token: for pods that call the Kubernetes API under a Role scoped to named objects",
 }
 
 

@@ -45,10 +45,7 @@ def session_peaks(settings: StackSettings) -> list[SessionPeak]:
         small = smallest_type(settings, pool)
         for session in sessions:
             peak = timetable.peak_in_windows(held, session, lead)
-
-            def nodes_on(instance_type: str, peak: int = peak) -> int:
-                return -(-peak // settings.slots_per_node(pool, instance_type))
-
+            nodes_on = {t: -(-peak // settings.slots_per_node(pool, t)) for t in pool.selected_instance_types}
             rows.append(
                 SessionPeak(
                     lab=session.lab,
@@ -59,9 +56,9 @@ def session_peaks(settings: StackSettings) -> list[SessionPeak]:
                     lead_minutes=lead,
                     peak_slots=peak,
                     instance_type=small,
-                    nodes=nodes_on(small),
-                    vcpus=nodes_on(small) * gpu_catalog.vcpus(small),
-                    max_vcpus=max(nodes_on(t) * gpu_catalog.vcpus(t) for t in pool.selected_instance_types),
+                    nodes=nodes_on[small],
+                    vcpus=nodes_on[small] * gpu_catalog.vcpus(small),
+                    max_vcpus=max(n * gpu_catalog.vcpus(t) for t, n in nodes_on.items()),
                 )
             )
     return rows
