@@ -472,6 +472,29 @@ TYPICAL_WARM_SLOT = WarmSlotShape(cpu_millicores=1000, memory_mib=4096)
 WARM_SLOT_FLOOR = WarmSlotShape(cpu_millicores=100, memory_mib=256)
 
 
+class CapacityReservationTerm(_Model):
+    """One EC2NodeClass capacityReservationSelectorTerm: an On-Demand Capacity Reservation or Capacity Block."""
+
+    id: (
+        Annotated[str, _matching(r"cr-[0-9a-z]+", "must be a capacity reservation id like cr-0123456789abcdef0")] | None
+    ) = None
+    """A capacity reservation (or Capacity Block) id, e.g. cr-0123456789abcdef0; exactly one of id and tags."""
+    tags: (
+        Annotated[
+            dict[Annotated[str, Field(min_length=1)], Annotated[str, Field(min_length=1)]],
+            Field(min_length=1, max_length=20),
+        ]
+        | None
+    ) = None
+    """Tags every selected reservation carries (1-20, '*' matches any value); exactly one of id and tags."""
+
+    @model_validator(mode="after")
+    def _one_of(self) -> Self:
+        if (self.id is None) == (self.tags is None):
+            raise ValueError("set exactly one of id or tags")
+        return self
+
+
 class NodePoolSettings(_Model):
     name: DnsLabel
     instance_families: list[GpuFamily] = []
@@ -496,6 +519,9 @@ class NodePoolSettings(_Model):
     warm_gpu_slots: Annotated[int, Field(ge=0, le=10000)] = 0
     # None: the typical lab pod, shrunk until GPUs x replicas slots fit every instance type of the pool.
     warm_slot_shape: WarmSlotShape | None = None
+    capacity_reservations: Annotated[list[CapacityReservationTerm], Field(max_length=30)] = []
+    """EC2 capacity reservations the pool launches into first ([{id} | {tags}], at most 30): the EC2NodeClass's
+    capacityReservationSelectorTerms and the `reserved` capacity type in the pool's requirements."""
 
     @model_validator(mode="after")
     def _one_selector(self) -> Self:

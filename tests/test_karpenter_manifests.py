@@ -295,7 +295,7 @@ def test_helm_values_wire_the_cluster_and_keep_the_controller_on_system_nodes(st
         "clusterEndpoint": "https://api.example",
         "interruptionQueue": settings.cluster_name,
         # Staging keeps warm GPU slots (CapacityBuffer); both stacks' lab timetables raise buffers.
-        "featureGates": {"nodeOverlay": True, "nodeRepair": True, "capacityBuffer": True},
+        "featureGates": {"nodeOverlay": True, "nodeRepair": True, "capacityBuffer": True, "reservedCapacity": False},
     }
     assert values["replicas"] == 2  # both stack files
     assert values["serviceAccount"] == {"name": KARPENTER_SERVICE_ACCOUNT}
