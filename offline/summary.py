@@ -130,7 +130,8 @@ def _timetable_lines(settings: StackSettings) -> list[str]:
             f"{row.nodes:>7}{row.vcpus:>7}{row.max_vcpus:>10}"
         )
     lines.append(
-        "  (nodes and vCPUs on the pool's smallest type; max vCPUs on the type needing most, within the quota above)"
+        "  (nodes and vCPUs on the pool's smallest type; max vCPUs: on the type that would need the most, "
+        "Karpenter stopping at cpuLimit, which the quota above covers)"
     )
     lines.append("  GPU node-hours a week, warm slots + sessions, vs the same peak headroom around the clock:")
     for week in pool_weeks(settings):
