@@ -394,3 +394,17 @@ def test_synth_summary_prints_the_timetable(staging_plan: Plan) -> None:
     text = render_summary(load_settings(STAGING), staging_plan, "staging", PROJECT_DIR / "build")
     assert "labs.0.sessions.0" in text and "timetable 176.3 h, around the clock 504.0 h, saved 327.7 h" in text
     assert "g4-nodepool           4h15m" in text
+
+
+def test_cronjobs_wait_for_their_buffer_account_and_role(staging_plan: Plan) -> None:
+    urns = {(r["type"].rsplit(":", 1)[-1], r["name"]): r["urn"] for r in staging_plan.resources}
+    buffer = urns[("CapacityBuffer", "karpenter-g4-nodepool-warm-buffer")]
+    prefix = f"lab-timetable-{TIMETABLE_NAMESPACE}-"
+    namespace = urns[("Namespace", "lab-timetable-namespace")]
+    account = urns[("ServiceAccount", f"{prefix}g4-nodepool-timetable")]
+    role = urns[("Role", "lab-timetable-kube-system-g4-nodepool-timetable")]
+    binding = urns[("RoleBinding", "lab-timetable-kube-system-g4-nodepool-timetable")]
+    jobs = [r for r in staging_plan.resources if r["type"].endswith(":CronJob")]
+    assert len(jobs) == 2
+    for job in jobs:
+        assert {buffer, namespace, account, role, binding} <= set(job["dependencies"])
