@@ -40,6 +40,14 @@ OS_LABEL: Final = "kubernetes.io/os"
 ZONE_LABEL: Final = "topology.kubernetes.io/zone"
 HOSTNAME_LABEL: Final = "kubernetes.io/hostname"
 
+# What each demo pod requests (a lab holding the demo must fit replicas x these in its quota).
+DEMO_POD_REQUESTS: Final = {"cpu": "250m", "memory": "1Gi"}
+
+# EKS access policies (cluster-access-policy ARNs) the platform associates with access entries.
+CLUSTER_ADMIN_POLICY_ARN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+CLUSTER_VIEW_POLICY_ARN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAdminViewPolicy"
+NAMESPACE_EDIT_POLICY_ARN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSEditPolicy"
+
 # Version of every IAM policy and trust document the platform writes.
 IAM_POLICY_VERSION: Final = "2012-10-17"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.node_repair import NODE_GROUP_TYPE, node_repair_by_group
-from components.renderers.access_entries import cluster_admins
+from components.renderers.access_entries import matrix_lines
 from components.renderers.gpu_capacity import capacity_rows, lab_slot_warning, max_schedulable_slots, warm_headroom_rows
 from components.renderers.gpu_quota import quota_needs
 from components.renderers.placeholders import placeholder_values
@@ -41,13 +41,11 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
     lines += _lab_lines(settings)
     lines += _timetable_lines(settings)
     lines += _node_lifetime_lines(settings)
-    return "\n".join([*lines, *_admin_lines(settings), *_placeholder_lines(settings)])
+    return "\n".join([*lines, *_access_lines(settings), *_placeholder_lines(settings)])
 
 
-def _admin_lines(settings: StackSettings) -> list[str]:
-    cluster = settings.cluster
-    admins = cluster_admins(cluster.deployer_principal_arn, cluster.admin_principal_arns)
-    return ["", "Cluster admins (AmazonEKSClusterAdminPolicy):", *(f"  {a.principal}  ({a.reason})" for a in admins)]
+def _access_lines(settings: StackSettings) -> list[str]:
+    return ["", *matrix_lines(settings)]
 
 
 def placeholder_keys(settings: StackSettings) -> list[tuple[str, str]]:
