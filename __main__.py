@@ -9,6 +9,7 @@ from components.deployer_check import warn_unless_deployer
 from components.device_plugin import DevicePlugin, DevicePluginArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from components.karpenter import Karpenter, KarpenterArgs
+from components.lab_timetable import LabTimetable, LabTimetableArgs
 from components.labs import Labs, LabsArgs
 from components.network import Network, NetworkArgs
 from components.observability import Observability, ObservabilityArgs
@@ -44,6 +45,14 @@ if settings.karpenter.enabled:
         ),
     )
     pulumi.export("karpenterInterruptionQueue", karpenter.interruption_queue.name)
+    # --- The lab timetable: warm GPUs before each class (CronJobs on the pools' CapacityBuffers) ---
+    if karpenter.capacity_buffers and any(lab.sessions for lab in settings.labs):
+        LabTimetable(
+            "lab-timetable",
+            LabTimetableArgs(
+                settings=settings, k8s_provider=cluster.provider, capacity_buffers=dict(karpenter.capacity_buffers)
+            ),
+        )
 
 # --- NVIDIA device plugin (GPU sharing) and the learning-lab demo ---
 device_plugin = DevicePlugin("nvidia-device-plugin", DevicePluginArgs(settings=settings, k8s_provider=cluster.provider))

@@ -177,3 +177,16 @@ DCGM_EXPORTER_NAME: Final = "gpu-platform-dcgm-exporter"
 WARM_SLOT_IMAGE: Final = (
     "registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a"
 )
+
+# --- The lab timetable -----------------------------------------------------------------------------
+# Pods Karpenter must not disrupt voluntarily (consolidation, and drift up to the pool's terminationGracePeriod).
+DO_NOT_DISRUPT_ANNOTATION: Final = "karpenter.sh/do-not-disrupt"
+# kubectl for the timetable's CronJobs: the Kubernetes project's own image (build/server-image/kubectl/Dockerfile in
+# kubernetes/kubernetes: debian-base, ENTRYPOINT /bin/kubectl; listed under "Container Images" in CHANGELOG-1.3x.md).
+# v1.35 is within kubectl's one-minor skew of every supported cluster version (1.34-1.36). Tag for humans, digest
+# for the kubelet; the digest is the one public pin found for this tag, not checked against the registry offline.
+KUBECTL_IMAGE: Final = (
+    "registry.k8s.io/kubectl:v1.35.1@sha256:c93e4fb811b3217ef69ee7a79a9a15fb277887cd1c3002fbe154e676037a274a"
+)
+# Where the timetable's CronJobs run (Pod Security `restricted`, no GPU toleration).
+TIMETABLE_NAMESPACE: Final = "lab-timetable"

@@ -93,3 +93,49 @@ def check_schedule(schedule: str) -> str:
                 raise CronError(f"{field.name} '{value}' has an empty list item")
             _check_part(part, field)
     return schedule
+
+
+def _expand_part(part: str, field: _Field) -> set[int]:
+    range_text, _, step_text = part.partition("/")
+    step = int(step_text) if step_text else 1
+    if range_text in ("*", "?"):
+        low, high = field.low, field.high
+    else:
+        start_text, dash, end_text = range_text.partition("-")
+        low = _number(start_text, field)
+        # robfig/cron: `n/step` runs from n to the field's end.
+        high = _number(end_text, field) if dash else (field.high if step_text else low)
+    return set(range(low, high + 1, step))
+
+
+def expand(schedule: str) -> tuple[frozenset[int], ...]:
+    """The values each of the five fields allows (minute, hour, day of month, month, day of week: 0 = Sunday).
+
+    Macros are not expanded (a timetable names its times). Raises `CronError` like `check_schedule`.
+    """
+    check_schedule(schedule)
+    if schedule.strip().startswith("@"):
+        raise CronError(f"'{schedule}' is a macro; write the five fields")
+    return tuple(
+        frozenset().union(*(_expand_part(part, field) for part in value.split(",")))
+        for value, field in zip(schedule.split(), _FIELDS, strict=True)
+    )
+
+
+def is_unrestricted(schedule: str, index: int) -> bool:
+    """Whether field `index` of `schedule` starts with `*` or `?` (robfig's day-of-month / day-of-week rule)."""
+    return schedule.split()[index].startswith(("*", "?"))
+
+
+def fires_at(schedule: str, minute: int, hour: int, day: int, month: int, weekday: int) -> bool:
+    """Whether a five-field schedule fires at this wall-clock minute (weekday 0 = Sunday).
+
+    As robfig/cron (and the CronJob controller): when both day of month and day of week are restricted,
+    either may match; otherwise both must.
+    """
+    minutes, hours, days, months, weekdays = expand(schedule)
+    if minute not in minutes or hour not in hours or month not in months:
+        return False
+    if is_unrestricted(schedule, 2) or is_unrestricted(schedule, 4):
+        return day in days and weekday in weekdays
+    return day in days or weekday in weekdays

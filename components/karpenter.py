@@ -41,6 +41,7 @@ class Karpenter(pulumi.ComponentResource):
     interruption_queue: aws.sqs.Queue
     crd_chart: k8s.helm.v4.Chart
     controller_chart: k8s.helm.v4.Chart
+    capacity_buffers: dict[str, k8s.apiextensions.CustomResource]
 
     def __init__(self, name: str, args: KarpenterArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-platform:karpenter:Karpenter", name, None, opts)
@@ -59,8 +60,12 @@ class Karpenter(pulumi.ComponentResource):
         # Custom resources need their CRDs, and the controller too: it removes the finalizers it puts on
         # NodePools and EC2NodeClasses, so on destroy they must go before the controller does.
         karpenter_ready: list[pulumi.Resource] = [self.crd_chart, self.controller_chart]
+        # Each pool's CapacityBuffer by pool name (pools with warm slots or a lab timetable).
+        self.capacity_buffers = {}
         for pool in settings.karpenter.node_pools:
-            self._gpu_pool(name, settings, pool, args.k8s_provider, karpenter_ready, node_identity.ready)
+            buffer = self._gpu_pool(name, settings, pool, args.k8s_provider, karpenter_ready, node_identity.ready)
+            if buffer is not None:
+                self.capacity_buffers[pool.name] = buffer
 
         self.register_outputs(
             {
@@ -126,8 +131,9 @@ class Karpenter(pulumi.ComponentResource):
         provider: k8s.Provider,
         karpenter_ready: list[pulumi.Resource],
         node_identity: list[pulumi.Resource],
-    ) -> None:
-        """One GPU pool: its EC2NodeClass, its NodeOverlays (when it shares GPUs), then its NodePool."""
+    ) -> k8s.apiextensions.CustomResource | None:
+        """One GPU pool: its EC2NodeClass, its NodeOverlays (when it shares GPUs), its NodePool, then its
+        CapacityBuffer (returned; None without warm slots or sessions)."""
         node_class = self.node_role.name.apply(
             lambda role: karpenter_manifests.node_class(settings, pool, node_role_name=role)
         )
@@ -164,6 +170,6 @@ class Karpenter(pulumi.ComponentResource):
                 parent=self, provider=provider, depends_on=[*karpenter_ready, node_class_cr, *overlays]
             ),
         )
-        create_warm_headroom(
+        return create_warm_headroom(
             name, settings, pool, parent=self, provider=provider, depends_on=[*karpenter_ready, node_pool_cr]
         )

@@ -25,12 +25,13 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from components import config_rules, cron, gpu_catalog, node_allocatable, quantity
+from components import config_rules, cron, gpu_catalog, node_allocatable, quantity, timetable
 from components.constants import (
     DEMO_POD_REQUESTS,
     KARPENTER_CONTROLLER_ROLE_SUFFIX,
     PLATFORM_SYSTEM_NAMESPACES,
     PROJECT,
+    TIMETABLE_NAMESPACE,
 )
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
@@ -569,6 +570,29 @@ TYPICAL_WARM_SLOT = WarmSlotShape(cpu_millicores=1000, memory_mib=4096)
 WARM_SLOT_FLOOR = WarmSlotShape(cpu_millicores=100, memory_mib=256)
 
 
+class CapacityReservationTerm(_Model):
+    """One EC2NodeClass capacityReservationSelectorTerm: an On-Demand Capacity Reservation or Capacity Block."""
+
+    id: (
+        Annotated[str, _matching(r"cr-[0-9a-z]+", "must be a capacity reservation id like cr-0123456789abcdef0")] | None
+    ) = None
+    """A capacity reservation (or Capacity Block) id, e.g. cr-0123456789abcdef0; exactly one of id and tags."""
+    tags: (
+        Annotated[
+            dict[Annotated[str, Field(min_length=1)], Annotated[str, Field(min_length=1)]],
+            Field(min_length=1, max_length=20),
+        ]
+        | None
+    ) = None
+    """Tags every selected reservation carries (1-20, '*' matches any value); exactly one of id and tags."""
+
+    @model_validator(mode="after")
+    def _one_of(self) -> Self:
+        if (self.id is None) == (self.tags is None):
+            raise ValueError("set exactly one of id or tags")
+        return self
+
+
 class NodePoolSettings(_Model):
     name: DnsLabel
     """The NodePool's and its EC2NodeClass's name; unique."""
@@ -607,6 +631,9 @@ class NodePoolSettings(_Model):
     warm_slot_shape: WarmSlotShape | None = None
     """CPU and memory one warm slot reserves (needs warmGpuSlots > 0); unset: a typical lab pod (1000m,
     4096 MiB), shrunk until GPUs x replicas slots fit every instance type of the pool."""
+    capacity_reservations: Annotated[list[CapacityReservationTerm], Field(max_length=30)] = []
+    """EC2 capacity reservations the pool launches into first ([{id} | {tags}], at most 30): the EC2NodeClass's
+    capacityReservationSelectorTerms and the `reserved` capacity type in the pool's requirements."""
 
     @model_validator(mode="after")
     def _one_selector(self) -> Self:
@@ -646,7 +673,9 @@ class KarpenterSettings(_Model):
 # Namespaces a lab or the demo may never take: the cluster's own, and where the platform's agents run
 # (the GPU admission guard exempts those, and their Pod Security level is not `restricted`).
 RESERVED_NAMESPACES = tuple(
-    dict.fromkeys(("default", "kube-system", "kube-public", "kube-node-lease", *PLATFORM_SYSTEM_NAMESPACES))
+    dict.fromkeys(
+        ("default", "kube-system", "kube-public", "kube-node-lease", *PLATFORM_SYSTEM_NAMESPACES, TIMETABLE_NAMESPACE)
+    )
 )
 
 
@@ -726,6 +755,42 @@ def _quantity(value: str) -> str:
     return value
 
 
+def _session_schedule(value: str) -> str:
+    timetable.session_starts(value)
+    return value
+
+
+def _session_duration(value: str) -> str:
+    seconds = timetable.parse_seconds(value) if re.fullmatch(r"([0-9]+h)?([0-9]+m)?", value) and value else None
+    if seconds is None or seconds % 60 or not 0 < seconds <= timetable.MAX_SESSION_SECONDS:
+        raise ValueError(
+            f"must be hours and/or minutes like 2h, 90m or 1h30m, at most "
+            f"{timetable.MAX_SESSION_SECONDS // 3600}h (got {value!r})"
+        )
+    return value
+
+
+class LabSession(_Model):
+    """One weekly class of a lab: when it starts (in its own time zone), how long it lasts, who comes."""
+
+    schedule: Annotated[str, AfterValidator(_session_schedule)]
+    """Weekly start in `timezone`: 'minute hour * * days' with one minute and one hour, e.g. '0 17 * * tue,thu'."""
+    timezone: Annotated[str, AfterValidator(timetable.check_timezone)]
+    """IANA time zone of `schedule`, e.g. America/Los_Angeles; the CronJobs' `spec.timeZone`."""
+    duration: Annotated[str, AfterValidator(_session_duration)]
+    """How long the class lasts: hours and/or minutes (2h, 90m, 1h30m), at most 12h."""
+    learners: Annotated[int, Field(ge=1, le=10000)]
+    """Learners attending, each holding one shared GPU slot; at most the lab's gpuSlots."""
+    node_pool: DnsLabel | None = None
+    """The karpenter.nodePools[].name whose warm headroom the session raises; optional with a single pool."""
+
+    @property
+    def duration_minutes(self) -> int:
+        seconds = timetable.parse_seconds(self.duration)
+        assert seconds is not None
+        return seconds // 60
+
+
 class LabSettings(_Model):
     """One learning lab: its namespace (= name), the shared GPU slots it may hold, its people."""
 
@@ -740,12 +805,20 @@ class LabSettings(_Model):
     """ResourceQuota requests.cpu."""
     memory: Annotated[str, AfterValidator(_quantity)] = "64Gi"
     """ResourceQuota requests.memory."""
+    sessions: Annotated[list[LabSession], Field(max_length=20)] = []
+    """The lab's weekly timetable (docs/timetable.md): warm GPUs before each session, no disruption during it."""
 
     @model_validator(mode="after")
     def _members_once(self) -> Self:
         repeated = sorted({arn for arn in self.members if self.members.count(arn) > 1})
         if repeated:
             raise ValueError(f"members: each principal once: {repeated}")
+        for index, session in enumerate(self.sessions):
+            if session.learners > self.gpu_slots:
+                raise ValueError(
+                    f"sessions[{index}].learners: {session.learners} exceeds the lab's gpuSlots {self.gpu_slots} "
+                    "(each learner holds one shared GPU slot of the lab's quota)"
+                )
         return self
 
 
@@ -818,6 +891,49 @@ class StackSettings(_Model):
         """Shared `nvidia.com/gpu` slots one node of this type offers in this pool (GPUs x replicas)."""
         return gpu_catalog.gpu_count(instance_type) * self.sharing_for(pool).replicas
 
+    # --- the lab timetable (components/timetable.py, docs/timetable.md) ---
+
+    def session_pool(self, session: LabSession) -> NodePoolSettings | None:
+        """The Karpenter pool a session warms: its nodePool, else the stack's only pool (None: unresolved)."""
+        pools = self.karpenter.node_pools if self.karpenter.enabled else []
+        if session.node_pool is None:
+            return pools[0] if len(pools) == 1 else None
+        return next((pool for pool in pools if pool.name == session.node_pool), None)
+
+    def sessions_on(self, pool: NodePoolSettings) -> tuple[timetable.Session, ...]:
+        """Every lab session this pool serves, in config order."""
+        found = []
+        for i, lab in enumerate(self.labs):
+            for j, session in enumerate(lab.sessions):
+                served_by = self.session_pool(session)
+                if served_by is not None and served_by.name == pool.name:
+                    found.append(
+                        timetable.Session(
+                            lab=lab.name,
+                            key=f"labs.{i}.sessions.{j}",
+                            pool=pool.name,
+                            schedule=session.schedule,
+                            timezone=session.timezone,
+                            duration_minutes=session.duration_minutes,
+                            learners=session.learners,
+                        )
+                    )
+        return tuple(found)
+
+    def timetable_lead_minutes(self, pool: NodePoolSettings) -> int:
+        """How long before a session the pool's buffer is raised: the modelled time to GPU, rounded up."""
+        nodes = self.gpu_nodes
+        return timetable.lead_minutes_for(pre_pulls=bool(nodes.pre_pull_images), fast_image_pull=nodes.fast_image_pull)
+
+    def session_hold_seconds(self, pool: NodePoolSettings) -> int:
+        """The longest a node of this pool must keep one session pod alive (0: the pool serves no session).
+
+        The one place this is computed: a session pod may land from the lead time on and must live to the
+        session's end. (A lab hub's maximum server age belongs here too.)
+        """
+        lead = self.timetable_lead_minutes(pool)
+        return max(((lead + s.duration_minutes) * 60 for s in self.sessions_on(pool)), default=0)
+
     @property
     def sharing_profiles(self) -> tuple[GpuSharingSettings, ...]:
         """Distinct sharing setups in use, one device-plugin DaemonSet each, sorted by profile name."""
@@ -875,6 +991,25 @@ class StackSettings(_Model):
         for index, pool in enumerate(self.karpenter.node_pools):
             if pool.warm_gpu_slots > 0:
                 _check_warm_headroom(self, pool, f"karpenter.nodePools.{index}")
+        return self
+
+    @model_validator(mode="after")
+    def _timetable_fits(self) -> Self:
+        pools = self.karpenter.node_pools if self.karpenter.enabled else []
+        names = ", ".join(pool.name for pool in pools)
+        for i, lab in enumerate(self.labs):
+            for j, session in enumerate(lab.sessions):
+                if self.session_pool(session) is not None:
+                    continue
+                key = f"labs.{i}.sessions.{j}"
+                if not pools:
+                    raise ValueError(f"{key}: a session needs a Karpenter pool to warm (karpenter.nodePools)")
+                if session.node_pool is None:
+                    raise ValueError(f"{key}.nodePool: required with several pools (one of {names})")
+                raise ValueError(f"{key}.nodePool: '{session.node_pool}' is not a karpenter.nodePools name ({names})")
+        for index, pool in enumerate(pools):
+            if self.sessions_on(pool):
+                _check_timetable(self, pool, f"karpenter.nodePools.{index}")
         return self
 
     @model_validator(mode="after")
@@ -976,6 +1111,64 @@ def _check_warm_headroom(settings: StackSettings, pool: NodePoolSettings, key: s
             f"{key}.warmGpuSlots: the nodes holding {slots} warm slots exceed cpuLimit {pool.cpu_limit} or gpuLimit "
             f"{pool.gpu_limit} on every instance type of the pool; raise the limits or lower warmGpuSlots"
         )
+
+
+def _check_timetable(settings: StackSettings, pool: NodePoolSettings, key: str) -> None:
+    """A pool's sessions: one time zone, room in the budgets and limits, and expiry never ends a session."""
+    sessions = settings.sessions_on(pool)
+    first = sessions[0]
+    for session in sessions[1:]:
+        if session.timezone != first.timezone:
+            raise ValueError(
+                f"{session.key}.timezone: sessions on pool '{pool.name}' share one time zone (its CapacityBuffer "
+                f"follows one weekly schedule); {first.key} uses {first.timezone}"
+            )
+    if len(pool.disruption_budgets) + len(sessions) > 50:
+        raise ValueError(
+            f"{key}.disruptionBudgets: {len(pool.disruption_budgets)} budgets plus one window per session "
+            f"({len(sessions)}) exceed the NodePool's 50"
+        )
+    lead = settings.timetable_lead_minutes(pool)
+    grace = timetable.parse_seconds(pool.termination_grace_period) or 0
+    needed = settings.session_hold_seconds(pool) + timetable.SESSION_POD_GRACE_SECONDS
+    if grace < needed:
+        longest = max(sessions, key=lambda s: s.duration_minutes)
+        raise ValueError(
+            f"{key}.terminationGracePeriod: {pool.termination_grace_period} could end {longest.key} early: a session "
+            f"pod may land on a node just before its expireAfter ({pool.expire_after}); expiry then drains the node "
+            f"and deletes do-not-disrupt pods {timetable.SESSION_POD_GRACE_SECONDS}s before terminationGracePeriod "
+            f"runs out, so it must cover lead time {lead}m + duration {longest.duration_minutes}m + "
+            f"{timetable.SESSION_POD_GRACE_SECONDS}s: set at least {timetable.format_minutes(-(-needed // 60))}"
+        )
+    expire = timetable.parse_seconds(pool.expire_after)
+    if expire is not None and expire <= lead * 60:
+        raise ValueError(
+            f"{key}.expireAfter: {pool.expire_after} is not longer than the lead time {lead}m: the node warmed for "
+            "a session would expire before the session starts"
+        )
+    _check_timetable_peak(settings, pool, key, sessions, lead)
+
+
+def _check_timetable_peak(
+    settings: StackSettings, pool: NodePoolSettings, key: str, sessions: tuple[timetable.Session, ...], lead: int
+) -> None:
+    replicas = settings.sharing_for(pool).replicas
+    held = timetable.held_profile(pool.warm_gpu_slots, sessions, lead)
+    peak = max(held)
+    at_peak = max(sessions, key=lambda s: timetable.peak_in_windows(held, s, lead))
+    for instance_type in pool.selected_instance_types:
+        per_node = settings.slots_per_node(pool, instance_type)
+        nodes = -(-peak // per_node)
+        if (
+            nodes * gpu_catalog.vcpus(instance_type) <= pool.cpu_limit
+            and nodes * per_node // replicas <= pool.gpu_limit
+        ):
+            return
+    raise ValueError(
+        f"{at_peak.key}.learners: at its peak the pool holds {peak} slots (warmGpuSlots plus the learners of "
+        f"overlapping sessions), whose nodes exceed {key} cpuLimit {pool.cpu_limit} or gpuLimit {pool.gpu_limit} on "
+        "every instance type of the pool; raise the limits or lower learners"
+    )
 
 
 # --- reading Pulumi configuration ----------------------------------------------------------------

@@ -25,9 +25,9 @@ def create_warm_headroom(
     provider: k8s.Provider,
     depends_on: list[pulumi.Resource],
 ) -> k8s.apiextensions.CustomResource | None:
-    """The pool's PodTemplate and CapacityBuffer (None without warm slots). `depends_on`: the CRDs, the
-    controller (it must be running to act on the buffer) and the pool the buffer fills."""
-    if pool.warm_gpu_slots <= 0:
+    """The pool's PodTemplate and CapacityBuffer (None without warm slots or sessions). `depends_on`: the CRDs,
+    the controller (it must be running to act on the buffer) and the pool the buffer fills."""
+    if pool not in warm_headroom_manifests.pools_with_headroom(settings):
         return None
     template = warm_headroom_manifests.pod_template(settings, pool)
     pod_template = k8s.core.v1.PodTemplate(
@@ -44,5 +44,12 @@ def create_warm_headroom(
         metadata=buffer["metadata"],
         spec=buffer["spec"],
         # The controller marks a buffer whose template is missing as not ready: create the template first.
-        opts=pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=[*depends_on, pod_template]),
+        # With a timetable its CronJobs own spec.replicas between sessions' lead times and starts: an `up` then
+        # leaves it alone (the next CronJob sets it from the current warmGpuSlots; docs/timetable.md).
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            provider=provider,
+            depends_on=[*depends_on, pod_template],
+            ignore_changes=["spec.replicas"] if settings.sessions_on(pool) else None,
+        ),
     )

@@ -11,6 +11,7 @@ from components.renderers.gpu_capacity import capacity_rows, lab_slot_warning, m
 from components.renderers.gpu_quota import quota_needs
 from components.renderers.karpenter_packing import first_batch_rows, mixed_gpu_count_warnings
 from components.renderers.placeholders import placeholder_values
+from components.renderers.timetable_report import node_lifetimes, pool_weeks, session_peaks
 from components.settings import REGION_KEY, StackSettings, config_key
 from offline.plan import Plan
 
@@ -42,6 +43,8 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
         *(f"  {need.code}  {need.name:<40}{need.vcpus:>6} vCPUs" for need in quota_needs(settings)),
     ]
     lines += _lab_lines(settings)
+    lines += _timetable_lines(settings)
+    lines += _node_lifetime_lines(settings)
     return "\n".join([*lines, *_access_lines(settings), *_placeholder_lines(settings)])
 
 
@@ -150,3 +153,42 @@ def _lab_lines(settings: StackSettings) -> list[str]:
     ]
     warning = lab_slot_warning(settings)
     return [*lines, *([f"  {warning}"] if warning else [])]
+
+
+def _timetable_lines(settings: StackSettings) -> list[str]:
+    peaks = session_peaks(settings)
+    if not peaks:
+        return []
+    lines = [
+        "",
+        "Lab timetable (docs/timetable.md; buffer raised at lead time, nodes held by budget windows to the end):",
+        f"  {'session':<22}{'pool':<18}{'when':<42}{'learners':>9}{'lead':>6}{'peak slots':>11}"
+        f"{'nodes':>7}{'vCPUs':>7}{'max vCPUs':>10}",
+    ]
+    for row in peaks:
+        lines.append(
+            f"  {row.key:<22}{row.pool:<18}{row.when:<42}{row.learners:>9}{row.lead_minutes:>5}m{row.peak_slots:>11}"
+            f"{row.nodes:>7}{row.vcpus:>7}{row.max_vcpus:>10}"
+        )
+    lines.append(
+        "  (nodes and vCPUs on the pool's smallest type; max vCPUs: on the type that would need the most, "
+        "Karpenter stopping at cpuLimit, which the quota above covers)"
+    )
+    lines.append("  GPU node-hours a week, warm slots + sessions, vs the same peak headroom around the clock:")
+    for week in pool_weeks(settings):
+        lines.append(
+            f"  {week.pool:<22}{week.instance_type:<16}timetable {week.timetable_node_hours:.1f} h, around the clock "
+            f"{week.around_the_clock_node_hours:.1f} h, saved {week.saved_node_hours:.1f} h"
+        )
+    return lines
+
+
+def _node_lifetime_lines(settings: StackSettings) -> list[str]:
+    rows = node_lifetimes(settings)
+    if not rows:
+        return []
+    return [
+        "",
+        "Longest a GPU node can live (expireAfter + terminationGracePeriod), and why:",
+        *(f"  {row.pool:<22}{row.longest:<12}{row.why}" for row in rows),
+    ]

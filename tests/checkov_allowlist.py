@@ -20,5 +20,6 @@ SKIPPABLE_CHECKS: Final[dict[str, str]] = {
     "CKV_K8S_43": "image digest: for images chosen in stack config, where a pinned tag is accepted, and the GPU "
     "metrics exporter's release tag, whose digest could not be read offline (docs/gpu-health.md)",
     "CKV_K8S_17": "host PID namespace: for the GPU metrics exporter, which maps GPU processes to pods (dcgm-exporter#594)",
-    "CKV_K8S_38": "service account token: for the GPU metrics exporter's read-only pod informer (pod UIDs)",
+    "CKV_K8S_38": "service account token: for pods that call the Kubernetes API under a narrowly scoped role (the "
+    "GPU metrics exporter's read-only pod informer, the timetable's patch of named CapacityBuffers)",
 }

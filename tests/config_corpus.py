@@ -57,15 +57,18 @@ CASES: list[Case] = [
     Case("ok-root-volume-max-ratio", {"gpu-platform:gpuNodes.rootVolume": {"sizeGib": 160, "iops": 80000, "throughputMibps": 2000}}, OK),
     Case("ok-group-disabled", {"gpu-platform:gpuNodeGroup": {"enabled": False}}, OK),
     # Without Karpenter staging has no GPU capacity (its managed group is off): the demo goes too.
-    Case("ok-karpenter-disabled", {"gpu-platform:karpenter": {"enabled": False}, "gpu-platform:demo": {"enabled": False}}, OK),
-    Case("ok-karpenter-disabled-no-pools", {"gpu-platform:karpenter": {"enabled": False, "nodePools": []}, "gpu-platform:demo": {"enabled": False}}, OK),
+    # (and the lab's timetable goes too: its sessions need a Karpenter pool to warm)
+    Case("ok-karpenter-disabled", {"gpu-platform:karpenter": {"enabled": False}, "gpu-platform:demo": {"enabled": False}, "gpu-platform:labs[0].sessions": DELETE}, OK),
+    Case("ok-karpenter-disabled-no-pools", {"gpu-platform:karpenter": {"enabled": False, "nodePools": []}, "gpu-platform:demo": {"enabled": False}, "gpu-platform:labs[0].sessions": DELETE}, OK),
     Case("ok-demo-off-alone", {"gpu-platform:demo": {"enabled": False}}, OK),
     # (no warm slots: one slot of a T4 shared 64 ways is smaller than any usable pod)
     Case("ok-sharing-64", {"gpu-platform:gpuSharing": {"strategy": "time-slicing", "replicas": 64}, f"{POOL}.warmGpuSlots": DELETE}, OK),
     Case("ok-sharing-mps-48", {"gpu-platform:gpuSharing": {"strategy": "mps", "replicas": 48}, f"{POOL}.warmGpuSlots": DELETE}, OK),
-    Case("ok-sharing-none", {"gpu-platform:gpuSharing": {"strategy": "none"}}, OK),
+    # (exclusive GPUs: 3 warm + 6 learners would need 9 of the pool's 8 GPUs, so without the timetable)
+    Case("ok-sharing-none", {"gpu-platform:gpuSharing": {"strategy": "none"}, "gpu-platform:labs[0].sessions": DELETE}, OK),
     Case("ok-budget-cron-forms", {f"{POOL}.disruptionBudgets": [{"nodes": "0", "schedule": "*/15 8-18/2 1,15 jan-jun MON-FRI", "duration": "1h30m"}, {"nodes": "100%", "schedule": "@daily", "duration": "10m"}, {"nodes": "1", "schedule": "0 0 ? * 0", "duration": "24h"}]}, OK),
-    Case("ok-pool-bounds", {f"{POOL}.weight": 100, f"{POOL}.gpuLimit": 1000, f"{POOL}.expireAfter": "Never", f"{POOL}.terminationGracePeriod": "30s"}, OK),
+    # (a 30s grace period would end a 2h class: without the timetable)
+    Case("ok-pool-bounds", {f"{POOL}.weight": 100, f"{POOL}.gpuLimit": 1000, f"{POOL}.expireAfter": "Never", f"{POOL}.terminationGracePeriod": "30s", "gpu-platform:labs[0].sessions": DELETE}, OK),
     # --- 1. duplicate keys anywhere ---------------------------------------------------------------
     Case("dup-top-block", STAGING + "  gpu-platform:demo:\n    enabled: false\n", INVALID, ("gpu-platform:demo",)),
     Case("dup-nested-key", STAGING.replace("    maxPods: 110\n", "    maxPods: 110\n    maxPods: 90\n"), INVALID, ("gpu-platform:gpuNodes.maxPods",)),
@@ -109,7 +112,7 @@ CASES: list[Case] = [
     Case("demo-default-off-with-keys", {"gpu-platform:demo": {"replicas": 2}}, INVALID, ("gpu-platform:demo.replicas",)),
     Case("private-endpoint-with-cidrs", {"gpu-platform:cluster.endpointPublicAccess": False}, INVALID, ("gpu-platform:cluster.publicAccessCidrs",)),
     Case("existing-vpc-with-layout", {"gpu-platform:network.existing": {"vpcId": "vpc-0abc1234", "privateSubnetIds": ["subnet-0abc1234", "subnet-0abc5678"]}}, INVALID, ("gpu-platform:network.vpcCidr", "gpu-platform:network.availabilityZones", "gpu-platform:network.natGateways")),
-    Case("none-sharing-with-fail-flag", {"gpu-platform:gpuSharing": {"strategy": "none", "failRequestsGreaterThanOne": True}}, INVALID, ("gpu-platform:gpuSharing.failRequestsGreaterThanOne",)),
+    Case("none-sharing-with-fail-flag", {"gpu-platform:gpuSharing": {"strategy": "none", "failRequestsGreaterThanOne": True}, "gpu-platform:labs[0].sessions": DELETE}, INVALID, ("gpu-platform:gpuSharing.failRequestsGreaterThanOne",)),
     Case("demo-without-gpus", {"gpu-platform:gpuNodeGroup": {"enabled": False}, "gpu-platform:karpenter": {"enabled": False}}, INVALID, ("gpu-platform:demo.enabled",)),
     # --- 6. cron that is not cron -------------------------------------------------------------------
     Case("cron-words", {f"{BUDGET}.schedule": "weekdays from 8am to 6pm", f"{BUDGET}.duration": "10h"}, INVALID, (f"{BUDGET}.schedule",)),
@@ -220,11 +223,14 @@ CASES: list[Case] = [
     Case("lab-bad-memory", {"gpu-platform:labs[0].memory": "64GB"}, INVALID, ("gpu-platform:labs[0].memory",)),
     Case("duplicate-labs", {"gpu-platform:labs[1]": {"name": "learning-lab", "gpuSlots": 1}}, INVALID, ("gpu-platform:labs",)),
     Case("demo-outside-labs", {"gpu-platform:demo.namespace": "other-lab"}, INVALID, ("gpu-platform:demo.namespace",)),
-    Case("demo-beyond-lab-slots", {"gpu-platform:labs[0].gpuSlots": 2}, INVALID, ("gpu-platform:demo.replicas",)),
+    Case("demo-beyond-lab-slots", {"gpu-platform:labs[0].gpuSlots": 2, "gpu-platform:labs[0].sessions[0].learners": 2}, INVALID, ("gpu-platform:demo.replicas",)),
     Case("ok-two-labs", {"gpu-platform:labs[1]": {"name": "vision-lab", "gpuSlots": 1, "members": [], "cpu": "500m", "memory": "1Gi"}}, OK),
+    Case("session-longer-than-grace", {f"{POOL}.terminationGracePeriod": "1h"}, INVALID, (f"{POOL}.terminationGracePeriod",)),
+    Case("session-unknown-pool", {"gpu-platform:labs[0].sessions[0].nodePool": "a10g"}, INVALID, ("gpu-platform:labs[0].sessions[0].nodePool",)),
+    Case("session-bad-zone", {"gpu-platform:labs[0].sessions[0].timezone": "Pacific Time"}, INVALID, ("gpu-platform:labs[0].sessions[0].timezone",)),
     Case("bad-warm-slots", {f"{POOL}.warmGpuSlots": -1}, INVALID, (f"{POOL}.warmGpuSlots",)),
     Case("warm-slots-beyond-limit", {f"{POOL}.warmGpuSlots": 25}, INVALID, (f"{POOL}.warmGpuSlots",)),
-    Case("ok-warm-slots-at-limit", {f"{POOL}.warmGpuSlots": 24, f"{POOL}.cpuLimit": 1000}, OK),
+    Case("ok-warm-slots-at-limit", {f"{POOL}.warmGpuSlots": 24, f"{POOL}.cpuLimit": 1000, "gpu-platform:labs[0].sessions": DELETE}, OK),
     Case("warm-shape-too-big", {f"{POOL}.warmSlotShape": {"cpuMillicores": 4000, "memoryMib": 4096}}, INVALID, (f"{POOL}.warmSlotShape",)),
     Case("warm-shape-without-slots", {f"{POOL}.warmGpuSlots": 0, f"{POOL}.warmSlotShape": {"cpuMillicores": 500, "memoryMib": 1024}}, INVALID, (f"{POOL}.warmSlotShape",)),
     Case("ok-warm-shape", {f"{POOL}.warmSlotShape": {"cpuMillicores": 500, "memoryMib": 1024}}, OK),

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.constants import DCGM_EXPORTER_NAME, GPU_LABEL_KEY, GPU_RESOURCE, GPU_TAINT
+from components.constants import DCGM_EXPORTER_NAME, GPU_LABEL_KEY, GPU_RESOURCE, GPU_TAINT, TIMETABLE_NAMESPACE
 from components.renderers import dcgm_exporter_manifests
 from components.renderers.device_plugin_config import parse_config
 from components.renderers.device_plugin_manifests import CHECKSUM_ANNOTATION, PLUGIN_APP, config_checksum
@@ -195,8 +195,13 @@ def test_every_workload_has_exactly_one_deny_all_network_policy(
     (staging) the lab's policies select every pod, and NetworkPolicies are additive, so a deny-all there would
     deny nothing. prod: one per plugin profile and no demo."""
     plan, stack_settings = plans[stack], settings[stack]
-    # Lab namespaces' own fences (tests/test_labs.py) are not per-workload policies.
-    policies = [p for p in plan.objects("NetworkPolicy") if LAB_LABEL_KEY not in p["metadata"]["labels"]]
+    # Lab namespaces' own fences (tests/test_labs.py) and the timetable's (tests/test_lab_timetable.py) are not
+    # per-workload policies.
+    policies = [
+        p
+        for p in plan.objects("NetworkPolicy")
+        if LAB_LABEL_KEY not in p["metadata"]["labels"] and p["metadata"]["namespace"] != TIMETABLE_NAMESPACE
+    ]
     fenced = [w for w in workloads(plan) if not in_labs(w, stack_settings)]
     demo_has_own_namespace = stack_settings.demo.enabled and stack_settings.demo.namespace not in {
         lab.name for lab in stack_settings.labs

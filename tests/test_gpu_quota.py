@@ -4,6 +4,7 @@ the synth summary printing it, and the README telling a fresh account how to che
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,9 @@ ON_DEMAND_G = ("L-DB2E81BA", "Running On-Demand G and VT instances")
 
 def _stack(base: dict[str, str], group: dict[str, Any], pools: list[dict[str, Any]]) -> StackSettings:
     config = merged(base, "gpu-platform:gpuNodeGroup", group)
+    # The labs' sessions name the stack's own pools, replaced here.
+    labs = [{k: v for k, v in lab.items() if k != "sessions"} for lab in json.loads(config["gpu-platform:labs"])]
+    config = with_value(config, "gpu-platform:labs", labs)
     return load_settings(
         with_value(config, "gpu-platform:karpenter", {"enabled": True, "replicas": 2, "nodePools": pools})
     )

@@ -63,12 +63,17 @@ def test_component_outputs_and_children(stack: str) -> None:
 
 @pytest.mark.usefixtures("reset_runtime")
 def test_disabled_karpenter_registers_nothing() -> None:
-    # Staging's GPU capacity is all Karpenter: without it the demo needs the managed group back. Only the
-    # switch: pools or replicas next to `enabled: false` are rejected as ignored settings.
+    # Staging's GPU capacity is all Karpenter: without it the demo needs the managed group back, and the lab's
+    # timetable (it warms a Karpenter pool) goes. Only the switch: pools or replicas next to `enabled: false` are
+    # rejected as ignored settings.
+    labs = json.loads(read_stack_config(PROJECT_DIR, "staging").values["gpu-platform:labs"])
     _, monitor = _install(
         "staging",
         {"enabled": False, "replicas": None, "nodePools": None},
-        {"gpuNodeGroup": {"enabled": True, "minSize": 1, "desiredSize": 1}},
+        {
+            "gpuNodeGroup": {"enabled": True, "minSize": 1, "desiredSize": 1},
+            "labs": [{k: v for k, v in lab.items() if k != "sessions"} for lab in labs],
+        },
     )
 
     @pulumi.runtime.test

@@ -33,6 +33,10 @@ def stack_settings(stack: str, **overrides: Any) -> StackSettings:
     """A stack's settings with some `gpu-platform:<key>` values replaced (validated like the real config)."""
     values = dict(read_stack_config(PROJECT_DIR, stack).values)
     values.update({f"gpu-platform:{key}": json.dumps(value) for key, value in overrides.items()})
+    if "karpenter" in overrides and "labs" not in overrides:
+        # The labs' sessions name the stack's own pools, which the override replaces.
+        labs = json.loads(values["gpu-platform:labs"])
+        values["gpu-platform:labs"] = json.dumps([{k: v for k, v in lab.items() if k != "sessions"} for lab in labs])
     return load_settings(values)
 
 
@@ -98,8 +102,8 @@ def test_node_pool_requirements_and_disruption_follow_settings() -> None:
     settings = stack_settings("staging")
     (pool,) = settings.karpenter.node_pools
     node_pool = karpenter_manifests.node_pool(settings, pool)
-    # Expected values as Pulumi.staging.yaml's g4-nodepool states them (architectures and the grace period
-    # are the settings defaults).
+    # Expected values as Pulumi.staging.yaml's g4-nodepool states them (architectures are the settings default),
+    # plus the budget window of learning-lab's 17:00 Pacific session (docs/timetable.md).
     assert _requirements(node_pool) == {
         "node.kubernetes.io/instance-type": ("In", ["g4dn.2xlarge", "g4dn.xlarge"]),
         "karpenter.k8s.aws/instance-gpu-manufacturer": ("In", ["nvidia"]),
@@ -109,11 +113,11 @@ def test_node_pool_requirements_and_disruption_follow_settings() -> None:
     }
     spec = node_pool["spec"]
     assert spec["template"]["spec"]["expireAfter"] == "120m"
-    assert spec["template"]["spec"]["terminationGracePeriod"] == "1h"
+    assert spec["template"]["spec"]["terminationGracePeriod"] == "2h15m"
     assert spec["disruption"] == {
         "consolidationPolicy": "WhenEmpty",
         "consolidateAfter": "5m",
-        "budgets": [{"nodes": "1"}],
+        "budgets": [{"nodes": "1"}, {"nodes": "0", "schedule": "55 23 * * tue,thu", "duration": "3h5m"}],
     }
     assert spec["weight"] == 10
 
@@ -130,8 +134,13 @@ def test_scheduled_budgets_keep_schedule_and_duration() -> None:
     settings = stack_settings("prod")
     pool = next(p for p in settings.karpenter.node_pools if len(p.disruption_budgets) > 1)
     budgets = karpenter_manifests.node_pool(settings, pool)["spec"]["disruption"]["budgets"]
-    # Pulumi.prod.yaml's t4-shared budgets, as written there.
-    assert budgets == [{"nodes": "10%"}, {"nodes": "0", "schedule": "0 15 * * mon-fri", "duration": "11h"}]
+    # Pulumi.prod.yaml's t4-shared budgets, as written there, then vision-lab's 09:00 Pacific session window
+    # (08:54 PDT = 15:54 UTC, 6m lead + 3h + 1h for PST).
+    assert budgets == [
+        {"nodes": "10%"},
+        {"nodes": "0", "schedule": "0 15 * * mon-fri", "duration": "11h"},
+        {"nodes": "0", "schedule": "54 15 * * mon,wed,fri", "duration": "4h6m"},
+    ]
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -285,12 +294,8 @@ def test_helm_values_wire_the_cluster_and_keep_the_controller_on_system_nodes(st
         "clusterName": settings.cluster_name,
         "clusterEndpoint": "https://api.example",
         "interruptionQueue": settings.cluster_name,
-        # Staging keeps warm GPU slots (CapacityBuffer); prod has none.
-        "featureGates": {
-            "nodeOverlay": True,
-            "nodeRepair": True,
-            "capacityBuffer": {"staging": True, "prod": False}[stack],
-        },
+        # Staging keeps warm GPU slots (CapacityBuffer); both stacks' lab timetables raise buffers.
+        "featureGates": {"nodeOverlay": True, "nodeRepair": True, "capacityBuffer": True, "reservedCapacity": False},
     }
     assert values["replicas"] == 2  # both stack files
     assert values["serviceAccount"] == {"name": KARPENTER_SERVICE_ACCOUNT}

@@ -90,7 +90,14 @@ def test_good_labs_load(staging_config: dict[str, str]) -> None:
 
 
 def test_every_system_namespace_is_reserved() -> None:
-    assert RESERVED_NAMESPACES == ("default", "kube-system", "kube-public", "kube-node-lease", "amazon-cloudwatch")
+    assert RESERVED_NAMESPACES == (
+        "default",
+        "kube-system",
+        "kube-public",
+        "kube-node-lease",
+        "amazon-cloudwatch",
+        "lab-timetable",
+    )
 
 
 def test_stacks_configure_labs(settings: dict[str, StackSettings]) -> None:

@@ -79,7 +79,7 @@ def test_every_component_module_outside_renderers_creates_resources_or_is_a_fact
         p.stem for p in (PROJECT_DIR / "components").glob("*.py") if p.stem != "__init__" and not pulumi_imports(p)
     )
     assert pure_outside == [
-        "config_rules", "constants", "cron", "gpu_catalog", "node_allocatable", "quantity", "settings",
+        "config_rules", "constants", "cron", "gpu_catalog", "node_allocatable", "quantity", "settings", "timetable",
     ]  # fmt: skip
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -222,7 +223,10 @@ def test_sharing_profiles_are_distinct_and_sorted(stack_configs: dict[str, dict[
 def test_replicas_default_per_strategy(
     stack_configs: dict[str, dict[str, str]], sharing: dict[str, str], replicas: int
 ) -> None:
-    settings = load_settings(_with(stack_configs["staging"], "gpu-platform:gpuSharing", sharing))
+    config = _with(stack_configs["staging"], "gpu-platform:gpuSharing", sharing)
+    # Without the lab timetable: exclusive GPUs could not hold staging's session peak (9 GPUs > gpuLimit 8).
+    labs = [{k: v for k, v in lab.items() if k != "sessions"} for lab in json.loads(config["gpu-platform:labs"])]
+    settings = load_settings(_with(config, "gpu-platform:labs", labs))
     assert settings.gpu_sharing.replicas == replicas
 
 

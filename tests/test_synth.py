@@ -154,6 +154,7 @@ def test_resources_are_in_program_order(staging_plan: Plan) -> None:
         "network",
         "cluster",
         "karpenter",
+        "lab-timetable",
         "nvidia-device-plugin",
         "labs",
         "access",

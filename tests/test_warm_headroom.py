@@ -28,7 +28,11 @@ from tests.crd_validation import validate_custom_resource
 from tests.k8s_validation import pod_can_land_on, tolerates, validate_core_object
 from tests.user_data import node_config_of
 
+# Staging without its lab timetable (tests/test_lab_timetable.py): warm slots alone.
 STAGING = dict(read_stack_config(PROJECT_DIR, "staging").values)
+STAGING["gpu-platform:labs"] = json.dumps(
+    [{k: v for k, v in lab.items() if k != "sessions"} for lab in json.loads(STAGING["gpu-platform:labs"])]
+)
 BUFFER_TYPE = "kubernetes:autoscaling.x-k8s.io/v1beta1:CapacityBuffer"
 POD_TEMPLATE_TYPE = "kubernetes:core/v1:PodTemplate"
 
@@ -373,9 +377,11 @@ def test_staging_plan_orders_the_buffer_after_crds_controller_pool_and_template(
 
 
 def test_prod_keeps_no_warm_slots(prod_plan: Plan) -> None:
-    assert prod_plan.of_type(BUFFER_TYPE) == [] and prod_plan.of_type(POD_TEMPLATE_TYPE) == []
+    # Its buffers exist for the lab timetable only: no slot is warm between sessions.
+    assert [b["inputs"]["spec"]["replicas"] for b in prod_plan.of_type(BUFFER_TYPE)] == [0, 0]
+    assert len(prod_plan.of_type(POD_TEMPLATE_TYPE)) == 2
     (controller,) = [h for h in prod_plan.helm if h["chart"].endswith("/karpenter")]
-    assert controller["values"]["settings"]["featureGates"]["capacityBuffer"] is False
+    assert controller["values"]["settings"]["featureGates"]["capacityBuffer"] is True
 
 
 # --- nodeadm FastImagePull -----------------------------------------------------------------------------------------

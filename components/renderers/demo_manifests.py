@@ -19,6 +19,7 @@ from typing import Any
 from components import gpu_catalog
 from components.constants import (
     DEMO_POD_REQUESTS,
+    DO_NOT_DISRUPT_ANNOTATION,
     EKS_NODE_GROUP_LABEL_KEY,
     GPU_ENABLED_NAMESPACE_LABEL,
     GPU_LABEL_KEY,
@@ -189,6 +190,11 @@ def demo_affinity(settings: StackSettings) -> dict[str, Any] | None:
     return {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "preference": term}]}}
 
 
+def demo_is_session_pod(settings: StackSettings) -> bool:
+    """True when the demo runs in a lab that has a timetable (its pods then live through every session)."""
+    return any(lab.name == settings.demo.namespace and lab.sessions for lab in settings.labs)
+
+
 def place_demo_deployment(deployment: dict[str, Any], settings: StackSettings) -> dict[str, Any]:
     """The rendered demo Deployment with the skip-await annotation and its node affinity."""
     metadata = {
@@ -200,4 +206,12 @@ def place_demo_deployment(deployment: dict[str, Any], settings: StackSettings) -
     if affinity is not None:
         pod_spec["affinity"] = affinity
     template = {**deployment["spec"]["template"], "spec": pod_spec}
+    if demo_is_session_pod(settings):
+        # Its pods are class pods: consolidation never takes their node, and expiry waits for them up to the
+        # pool's terminationGracePeriod, which the settings size to the longest session (docs/timetable.md).
+        pod_meta = template.get("metadata", {})
+        template["metadata"] = {
+            **pod_meta,
+            "annotations": {**pod_meta.get("annotations", {}), DO_NOT_DISRUPT_ANNOTATION: "true"},
+        }
     return {**deployment, "metadata": metadata, "spec": {**deployment["spec"], "template": template}}

@@ -33,6 +33,7 @@ from components.constants import (
     ZONE_LABEL,
     gpu_node_labels,
 )
+from components.renderers import timetable_manifests
 from components.renderers.gpu_bootstrap import render_gpu_user_data
 from components.renderers.gpu_capacity import schedulable_gpus
 from components.renderers.warm_headroom_manifests import uses_capacity_buffers
@@ -86,6 +87,12 @@ def nodeclass_tags(tags: dict[str, str]) -> dict[str, str]:
 # --- NodePool ---------------------------------------------------------------------------------------
 
 
+def capacity_types(pool: NodePoolSettings) -> list[str]:
+    """The pool's capacity types, with `reserved` first when it names capacity reservations (Karpenter prefers
+    reserved, then spot, then on-demand: website/content/en/preview/concepts/nodepools.md at v1.14.1)."""
+    return (["reserved"] if pool.capacity_reservations else []) + list(pool.capacity_types)
+
+
 def node_pool(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
     """One GPU NodePool; its nodes carry the same GPU labels and taint as the managed GPU node group."""
     sharing = settings.sharing_for(pool)
@@ -96,7 +103,11 @@ def node_pool(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
     disruption: dict[str, Any] = {
         "consolidationPolicy": pool.consolidation_policy,
         "consolidateAfter": pool.consolidate_after,
-        "budgets": [budget.model_dump(mode="json", exclude_none=True) for budget in pool.disruption_budgets],
+        "budgets": [
+            *(budget.model_dump(mode="json", exclude_none=True) for budget in pool.disruption_budgets),
+            # No voluntary disruption from each session's lead time to its end (docs/timetable.md).
+            *timetable_manifests.budget_windows(settings, pool),
+        ],
     }
     return {
         "apiVersion": NODEPOOL_API_VERSION,
@@ -110,7 +121,7 @@ def node_pool(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
                     "requirements": [
                         instance_requirement,
                         _requirement(INSTANCE_GPU_MANUFACTURER_LABEL, ["nvidia"]),
-                        _requirement(CAPACITY_TYPE_LABEL, list(pool.capacity_types)),
+                        _requirement(CAPACITY_TYPE_LABEL, capacity_types(pool)),
                         _requirement(ARCH_LABEL, list(pool.architectures)),
                         _requirement(OS_LABEL, ["linux"]),
                     ],
@@ -170,6 +181,12 @@ def node_class(settings: StackSettings, pool: NodePoolSettings, *, node_role_nam
         "kubelet": {"maxPods": nodes.max_pods},
         "userData": user_data,
     }
+    if pool.capacity_reservations:
+        # ODCRs and Capacity Blocks by id or tags (tasks/odcrs.md at v1.14.1); the controller policy already allows
+        # ec2:DescribeCapacityReservations (karpenter_iam).
+        spec["capacityReservationSelectorTerms"] = [
+            term.model_dump(mode="json", exclude_none=True) for term in pool.capacity_reservations
+        ]
     tags = nodeclass_tags(settings.tags)
     if tags:
         spec["tags"] = tags
@@ -236,6 +253,9 @@ def _feature_gates(settings: StackSettings) -> dict[str, bool]:
         # `RepairPolicies` @ v1.14.1). Never more than 20% of a pool's nodes at once
         # (kubernetes-sigs/karpenter pkg/controllers/node/health/controller.go `allowedUnhealthyPercent`).
         "nodeRepair": settings.observability.node_repair,
+        # Launch into EC2 capacity reservations (BETA, on by default at v1.14.1: charts/karpenter/values.yaml), on only
+        # when a pool names some: with it on, Karpenter no longer treats `open` ODCRs as plain on-demand capacity.
+        "reservedCapacity": any(pool.capacity_reservations for pool in settings.karpenter.node_pools),
     }
 
 

@@ -42,13 +42,16 @@ POD_TEMPLATE_CHECKOV_SKIPS: Final = {
 
 
 def pools_with_headroom(settings: StackSettings) -> tuple[NodePoolSettings, ...]:
+    """Pools with a CapacityBuffer: warm slots, or lab sessions whose timetable raises it (from warmGpuSlots, maybe 0)."""
     if not settings.karpenter.enabled:
         return ()
-    return tuple(pool for pool in settings.karpenter.node_pools if pool.warm_gpu_slots > 0)
+    return tuple(
+        pool for pool in settings.karpenter.node_pools if pool.warm_gpu_slots > 0 or settings.sessions_on(pool)
+    )
 
 
 def uses_capacity_buffers(settings: StackSettings) -> bool:
-    """True when some pool keeps warm slots: the controller's `capacityBuffer` feature gate."""
+    """True when some pool keeps warm slots or follows a timetable: the controller's `capacityBuffer` feature gate."""
     return bool(pools_with_headroom(settings))
 
 
