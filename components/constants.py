@@ -157,3 +157,16 @@ CONTAINER_INSIGHTS_NAMESPACE: Final = "ContainerInsights"
 WARM_SLOT_IMAGE: Final = (
     "registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a"
 )
+
+# --- Learning-lab JupyterHub (components/renderers/hub_values.py) ---------------------------------
+# zero-to-jupyterhub chart 4.4.0 ships JupyterHub 5.5.0 with jupyterhub-kubespawner 7.0.0
+# (jupyterhub/zero-to-jupyterhub-k8s images/hub/requirements.txt @ 4.4.0).
+JUPYTERHUB_CHART: Final = "jupyterhub"
+JUPYTERHUB_CHART_VERSION: Final = "4.4.0"
+JUPYTERHUB_CHART_REPO: Final = "https://hub.jupyter.org/helm-chart/"
+JUPYTERHUB_VERSION: Final = "5.5.0"
+KUBESPAWNER_VERSION: Final = "7.0.0"
+# Karpenter never voluntarily disrupts a node running a pod with this annotation (consolidation, drift).
+DO_NOT_DISRUPT_ANNOTATION: Final = "karpenter.sh/do-not-disrupt"
+# The instance metadata service every node serves; no lab pod may reach it (IMDSv2 hop limit 1, NetworkPolicy).
+INSTANCE_METADATA_IP: Final = "169.254.169.254"
