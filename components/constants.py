@@ -170,3 +170,11 @@ KUBESPAWNER_VERSION: Final = "7.0.0"
 DO_NOT_DISRUPT_ANNOTATION: Final = "karpenter.sh/do-not-disrupt"
 # The instance metadata service every node serves; no lab pod may reach it (IMDSv2 hop limit 1, NetworkPolicy).
 INSTANCE_METADATA_IP: Final = "169.254.169.254"
+# Amazon EFS CSI driver EKS add-on (kubernetes-sigs/aws-efs-csi-driver v3.4.1): its controller's service account
+# (charts/aws-efs-csi-driver/values.yaml `controller.serviceAccount.name`) gets AWS access through Pod Identity.
+EFS_CSI_ADDON: Final = "aws-efs-csi-driver"
+EFS_CSI_ADDON_VERSION: Final = "v3.4.1-eksbuild.1"
+EFS_CSI_PROVISIONER: Final = "efs.csi.aws.com"
+EFS_CSI_CONTROLLER_SERVICE_ACCOUNT: Final = "efs-csi-controller-sa"
+EFS_CSI_DRIVER_POLICY: Final = "service-role/AmazonEFSCSIDriverPolicy"
+NFS_PORT: Final = 2049

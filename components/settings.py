@@ -48,6 +48,9 @@ GP3_MAX_MIBPS_PER_IOPS = 0.25
 # awslabs/amazon-eks-ami v20260724 nodeadm/doc/examples.md ("Enabling fast image pull").
 FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS = 600
 
+# Images GPU node userData pre-pulls at most (configured plus hub notebook images).
+PRE_PULL_MAX = 10
+
 # Kubelet --max-pods: the EKS guidance caps it at 110 below 30 vCPUs and 250 above.
 MAX_PODS_RANGE = (10, 250)
 POD_PIDS_LIMIT_RANGE = (1024, 4194304)
@@ -351,7 +354,7 @@ class GpuNodeSettings(_Model):
     max_pods: Annotated[int, Field(ge=MAX_PODS_RANGE[0], le=MAX_PODS_RANGE[1])] = 110
     pod_pids_limit: Annotated[int, Field(ge=POD_PIDS_LIMIT_RANGE[0], le=POD_PIDS_LIMIT_RANGE[1])] = 32768
     root_volume: RootVolumeSettings = RootVolumeSettings()
-    pre_pull_images: Annotated[list[PinnedImage], Field(max_length=10)] = []
+    pre_pull_images: Annotated[list[PinnedImage], Field(max_length=PRE_PULL_MAX)] = []
     # nodeadm FastImagePull: containerd pulls and unpacks layers in parallel (SOCI), needs root-volume throughput.
     fast_image_pull: bool = False
 
@@ -740,6 +743,15 @@ def _quantity(value: str) -> str:
     return value
 
 
+_QUANTITY_UNITS = {"": 1, "m": 0.001, "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4}
+
+
+def quantity_value(text: str) -> float:
+    """A quantity `_quantity` accepts, as a number: cores for cpu ('500m' -> 0.5), bytes for memory."""
+    number, unit = re.fullmatch(r"([0-9.]+)([a-zA-Z]*)", text).groups()  # type: ignore[union-attr]
+    return float(number) * _QUANTITY_UNITS[unit]
+
+
 class LabSettings(_Model):
     """One learning lab: its namespace (= name), the shared GPU slots it may hold, its people."""
 
@@ -884,6 +896,18 @@ class StackSettings(_Model):
             )
         return self
 
+    @property
+    def hub_images(self) -> tuple[str, ...]:
+        """Notebook images of the labs' hubs (each once, sorted)."""
+        return tuple(sorted({lab.hub.image for lab in self.labs if lab.hub is not None}))
+
+    @property
+    def gpu_node_bootstrap(self) -> GpuNodeSettings:
+        """`gpuNodes` as GPU node userData uses it: hub notebook images join the pre-pull list automatically,
+        so a notebook on a warm slot starts without a pull."""
+        images = list(dict.fromkeys([*self.gpu_nodes.pre_pull_images, *self.hub_images]))
+        return self.gpu_nodes.model_copy(update={"pre_pull_images": images})
+
     def hub_pools(self, hub: HubSettings) -> tuple[NodePoolSettings, ...]:
         """The Karpenter pools a lab's hub offers as GPU profiles (its `pools`, else every pool), in config order."""
         if not self.karpenter.enabled:
@@ -905,6 +929,12 @@ class StackSettings(_Model):
                 raise ValueError(f"{key}.pools: {unknown} not a Karpenter pool this lab can use; allowed: {allowed}")
             if not self.hub_pools(hub):
                 raise ValueError(f"{key}: a hub offers GPU slots from Karpenter pools; enable karpenter with a nodePool")
+            _check_hub_quota(self, lab, f"labs.{index}")
+            if len(self.gpu_node_bootstrap.pre_pull_images) > PRE_PULL_MAX:
+                raise ValueError(
+                    f"{key}.image: GPU nodes would pre-pull more than {PRE_PULL_MAX} images "
+                    "(gpuNodes.prePullImages plus every hub image); use fewer"
+                )
             if hub.certificate_arn is not None:
                 region = hub.certificate_arn.split(":")[3]
                 if region != self.region:
@@ -946,6 +976,24 @@ class StackSettings(_Model):
                     f"lab '{demo_lab.name}' has gpuSlots {demo_lab.gpu_slots}"
                 )
         return self
+
+
+def _check_hub_quota(settings: StackSettings, lab: LabSettings, key: str) -> None:
+    """The lab's cpu and memory quota hold `gpuSlots` notebooks of its largest GPU profile (ValueError if not)."""
+    assert lab.hub is not None
+    shapes = [settings.warm_slot_shape_for(pool) for pool in settings.hub_pools(lab.hub)]
+    cores = lab.gpu_slots * max(shape.cpu_millicores for shape in shapes) / 1000
+    mib = lab.gpu_slots * max(shape.memory_mib for shape in shapes)
+    if cores > quantity_value(lab.cpu):
+        raise ValueError(
+            f"{key}.cpu: {lab.cpu} cannot hold the hub's {lab.gpu_slots} GPU notebooks ({cores:g} cores: gpuSlots x "
+            f"the largest GPU profile); raise cpu to at least {cores:g}"
+        )
+    if mib * 1024**2 > quantity_value(lab.memory):
+        raise ValueError(
+            f"{key}.memory: {lab.memory} cannot hold the hub's {lab.gpu_slots} GPU notebooks ({mib} MiB: gpuSlots x "
+            f"the largest GPU profile); raise memory to at least {-(-mib // 1024)}Gi"
+        )
 
 
 def _check_warm_headroom(settings: StackSettings, pool: NodePoolSettings, key: str) -> None:
