@@ -1102,7 +1102,8 @@ def _clear_text_hub_secrets(settings: StackSettings, secret_keys: set[str]) -> l
         auth = lab.hub.auth.model_dump(by_alias=True) if lab.hub else {}
         for field in HUB_SECRET_FIELDS:
             path = f"{labs_key}[{index}].hub.auth.{field}"
-            if auth.get(field) is not None and path not in secret_keys:
+            # A `secure:` value read offline without its key is the redacted placeholder: it was a secret.
+            if auth.get(field) not in (None, REDACTED_SECRET) and path not in secret_keys:
                 problems.append(
                     (path, f"must be a secret: pulumi config set --secret --path '{path}' <value> (writes secure:)")
                 )

@@ -7,6 +7,7 @@ from pathlib import Path
 from components.node_repair import NODE_GROUP_TYPE, node_repair_by_group
 from components.renderers.access_entries import cluster_admins
 from components.renderers.gpu_capacity import capacity_rows, lab_slot_warning, max_schedulable_slots, warm_headroom_rows
+from components.renderers import hub_storage, hub_values
 from components.renderers.gpu_quota import quota_needs
 from components.renderers.placeholders import placeholder_values
 from components.settings import REGION_KEY, StackSettings, config_key
@@ -38,6 +39,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
         *(f"  {need.code}  {need.name:<40}{need.vcpus:>6} vCPUs" for need in quota_needs(settings)),
     ]
     lines += _lab_lines(settings)
+    lines += _hub_lines(settings)
     return "\n".join([*lines, *_admin_lines(settings), *_placeholder_lines(settings)])
 
 
@@ -109,3 +111,28 @@ def _lab_lines(settings: StackSettings) -> list[str]:
     ]
     warning = lab_slot_warning(settings)
     return [*lines, *([f"  {warning}"] if warning else [])]
+
+
+def _hub_lines(settings: StackSettings) -> list[str]:
+    """Per hub: where learners go, how they log in, the profiles; and how many homes the file system holds."""
+    labs = hub_storage.hub_labs(settings)
+    if not labs:
+        return []
+    lines = ["", "JupyterHubs (zero-to-jupyterhub 4.4.0 in the lab namespace; docs/jupyterhub.md):"]
+    for lab in labs:
+        hub = lab.hub
+        assert hub is not None
+        scheme = "https" if hub.certificate_arn else "http"
+        where = hub.hostname or "the load balancer's DNS name (kubectl get svc proxy-public)"
+        balancer = "internal NLB" if hub.internal else "internet-facing NLB"
+        lines.append(
+            f"  {lab.name}: {scheme}://{where}  ({balancer}, login {hub.auth.type}, idle cull {hub.idle_minutes} min, "
+            f"max {hub.max_hours} h)"
+        )
+        lines += [f"    profile {p.slug:<24}{p.display_name}" for p in hub_values.profiles(settings, hub)]
+    lines.append(
+        f"  Home directories: one EFS access point per learner; the file system holds "
+        f"{hub_storage.learners_per_file_system(settings)} learners across all hubs "
+        f"({hub_storage.ACCESS_POINTS_PER_FILE_SYSTEM} access points, aws-efs-csi-driver#1780)"
+    )
+    return lines
