@@ -8,12 +8,9 @@ namespaces, init and ephemeral containers, key-less `Exists` tolerations and `vo
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-import cel
 import pytest
-from cel.stdlib import add_stdlib_to_context
 
 from components.constants import (
     GPU_ENABLED_NAMESPACE_LABEL,
@@ -34,6 +31,7 @@ from components.renderers.gpu_admission_policy import (
 from components.renderers.lab_manifests import lab_namespace
 from components.settings import GpuSharingSettings, LabSettings, StackSettings, load_settings
 from offline.plan import Plan
+from tests.gpu_guard import evaluate
 from tests.k8s_validation import validate_core_object
 
 LAB = lab_namespace(LabSettings(name="vision-lab", gpu_slots=4), "1.35")
@@ -54,27 +52,6 @@ MESSAGES = {
 }
 
 
-def _with_name_label(namespace: dict[str, Any]) -> dict[str, Any]:
-    """The apiserver labels every namespace with its own name (kubernetes.io/metadata.name)."""
-    ns = copy.deepcopy(namespace)
-    ns["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = ns["metadata"]["name"]
-    return ns
-
-
-def _selector_matches(selector: dict[str, Any], labels: dict[str, str]) -> bool:
-    for expression in selector.get("matchExpressions", []):
-        present = expression["key"] in labels and labels[expression["key"]] in expression["values"]
-        if (expression["operator"] == "In") != present:
-            return False
-    return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
-
-
-def _context(variables: dict[str, Any]) -> cel.Context:
-    context = cel.Context(variables=variables)
-    add_stdlib_to_context(context)
-    return context
-
-
 def admit(
     pod: dict[str, Any],
     namespace: str,
@@ -83,33 +60,7 @@ def admit(
     policy: dict[str, Any] | None = None,
 ) -> list[str]:
     """Denial messages for `pod` (or a workload, with its policy) (empty: admitted)."""
-    ns = _with_name_label(namespace_object or NAMESPACES[namespace])
-    labels = ns["metadata"]["labels"]
-    policy = policy or admission_policy()
-    binding = next(o for o in admission_objects() if o["spec"].get("policyName") == policy["metadata"]["name"])
-    if not _selector_matches(policy["spec"]["matchConstraints"]["namespaceSelector"], labels):
-        return []
-    if not _selector_matches(binding["spec"]["matchResources"]["namespaceSelector"], labels):
-        return []
-    obj = {**pod, "metadata": {**pod.get("metadata", {}), "namespace": namespace}}
-    variables = {
-        "object": obj,
-        "oldObject": obj if operation == "UPDATE" else None,
-        "request": {"operation": operation, "namespace": namespace},
-        "namespaceObject": ns,
-    }
-    # VAP variables are evaluated in order, each seeing the ones before it.
-    computed: dict[str, Any] = {}
-    for variable in policy["spec"]["variables"]:
-        computed[variable["name"]] = cel.compile(variable["expression"]).execute(
-            _context({**variables, "variables": computed})
-        )
-    denied = []
-    for validation in policy["spec"]["validations"]:
-        context = _context({**variables, "variables": computed})
-        if cel.compile(validation["expression"]).execute(context) is not True:
-            denied.append(validation["message"])
-    return denied
+    return evaluate(pod, namespace_object or NAMESPACES[namespace], operation, policy)
 
 
 # --- pods ------------------------------------------------------------------------------------------
