@@ -228,6 +228,9 @@ def schema_at(model: type, location: Iterable[Any]) -> dict[str, Any] | None:
             return {"type": "string"}
         if isinstance(part, int):
             nxt = node.get("items")
+        elif "discriminator" in node:  # a tagged union: `part` names the member
+            ref = node["discriminator"]["mapping"].get(part)
+            nxt = {"$ref": ref} if ref else None
         else:
             nxt = node.get("properties", {}).get(part)
             if nxt is None and isinstance(node.get("additionalProperties"), dict):

@@ -678,6 +678,7 @@ class OidcAuth(_Model):
 
 
 HubAuth = Annotated[SharedPasswordAuth | GithubAuth | OidcAuth, Field(discriminator="type")]
+HUB_AUTH_TYPES = ("sharedPassword", "github", "oidc")
 # Config paths (under `gpu-platform:labs[i].hub.auth`) that hold a secret, and only these.
 HUB_SECRET_FIELDS = ("password", "adminPassword", "clientSecret")
 
@@ -1142,19 +1143,26 @@ def _raw_values(raw_config: Mapping[str, str], problems: list[tuple[str, str]]) 
 def _problems_from(exc: ValidationError) -> list[tuple[str, str]]:
     problems = []
     for error in exc.errors(include_url=False):
-        location = list(error["loc"])
+        # `schema_location` keeps a tagged union's member (the schema needs it); the key path drops it.
+        schema_location = list(error["loc"])
         message = error["msg"].removeprefix("Value error, ")
         # A model-level check names its own key as "<field>: ..."; fold it into the path.
         head, sep, rest = message.partition(": ")
         if sep and re.fullmatch(r"[a-zA-Z][\w.\[\]]*", head):
             # `labs.0.members` and `adminPrincipalArns[0]` both name a list element.
-            location += [
+            schema_location += [
                 int(index or key) if (index or key).isdigit() else key
                 for key, index in re.findall(r"(\w+)|\[(\d+)\]", head)
             ]
             message = rest
-        problems.append((_key_path(location), _with_allowed(error, message, location)))
+        location = _without_union_tags(schema_location)
+        problems.append((_key_path(location), _with_allowed(error, message, schema_location)))
     return problems
+
+
+def _without_union_tags(location: list[Any]) -> list[Any]:
+    """pydantic names the chosen member of a tagged union (`auth.sharedPassword.password`): not a config key."""
+    return [part for i, part in enumerate(location) if not (i and location[i - 1] == "auth" and part in HUB_AUTH_TYPES)]
 
 
 _TYPE_WORDS = {
@@ -1168,7 +1176,10 @@ _TYPE_WORDS = {
     "model_type": "must be a mapping of keys to values",
     "model_attributes_type": "must be a mapping of keys to values",
 }
-_RANGE_ERRORS = ("greater_than_equal", "less_than_equal", "greater_than", "less_than", "too_short", "too_long")
+_RANGE_ERRORS = (
+    "greater_than_equal", "less_than_equal", "greater_than", "less_than", "too_short", "too_long",
+    "string_too_short", "string_too_long",
+)  # fmt: skip
 
 
 def _with_allowed(error: Any, message: str, location: list[Any]) -> str:

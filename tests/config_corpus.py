@@ -31,6 +31,7 @@ DELETE = object()
 OK, INVALID = 0, 2
 POOL = "gpu-platform:karpenter.nodePools[0]"
 BUDGET = f"{POOL}.disruptionBudgets[0]"
+HUB = "gpu-platform:labs[0].hub"
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,16 @@ CASES: list[Case] = [
     Case("ok-observability-bounds", {"gpu-platform:observability.idleGpuThresholdPercent": 100, "gpu-platform:observability.idleGpuHours": 72, "gpu-platform:observability.stuckGpuNodeMinutes": 10}, OK),
     Case("ok-group-enabled", {"gpu-platform:gpuNodeGroup": {"enabled": True, "instanceTypes": ["g4dn.xlarge"], "minSize": 1, "desiredSize": 1, "maxSize": 1}}, OK),
     Case("group-never-scales", {"gpu-platform:gpuNodeGroup": {"enabled": True, "minSize": 0, "desiredSize": 0, "maxSize": 1}}, INVALID, ("gpu-platform:gpuNodeGroup",)),
+    # --- a lab's JupyterHub ------------------------------------------------------------------------------
+    Case("hub-public-without-certificate", {f"{HUB}.certificateArn": DELETE}, INVALID, (f"{HUB}.certificateArn",)),
+    Case("ok-hub-internal-without-certificate", {f"{HUB}.certificateArn": DELETE, f"{HUB}.internal": True}, OK),
+    Case("hub-image-without-digest", {f"{HUB}.image": "quay.io/jupyter/pytorch-notebook:cuda12-python-3.12"}, INVALID, (f"{HUB}.image",)),
+    Case("hub-unreachable-pool", {f"{HUB}.pools": ["a10g-inference"]}, INVALID, (f"{HUB}.pools",)),
+    Case("hub-idle-minutes-out-of-range", {f"{HUB}.idleMinutes": 1441}, INVALID, (f"{HUB}.idleMinutes",)),
+    Case("ok-hub-idle-minutes-bounds", {f"{HUB}.idleMinutes": 5, f"{HUB}.maxHours": 168}, OK),
+    Case("leaf-secret-hub-password-in-clear-text", {f"{HUB}.auth.password": "workshop-2026"}, INVALID, (f"{HUB}.auth.password",)),
+    Case("leaf-secret-in-lab-cpu", {"gpu-platform:labs[0].cpu": {"secure": "AAABAJ0y"}}, INVALID, ("gpu-platform:labs[0].cpu",)),
+    Case("hub-unknown-login", {f"{HUB}.auth.type": "dummy"}, INVALID, (f"{HUB}.auth",)),
     # --- several mistakes in one file: every one is named ------------------------------------------
     Case("three-mistakes", {"aws:region": "nowhere", "gpu-platform:kubernetesVersion": "0.1", "gpu-platform:gpuSharing.replicas": 1}, INVALID, ("aws:region", "gpu-platform:kubernetesVersion", "gpu-platform:gpuSharing.replicas")),
 ]  # fmt: skip
