@@ -34,6 +34,7 @@ def may_be_secret(path: str) -> bool:
     """A `secure:` value may sit at `path`: a hub secret, or the whole `labs` key (the runtime marks the key)."""
     return path in SECRET_CAPABLE_KEYS or bool(SECRET_PATH.fullmatch(path))
 
+
 EMPTY_VALUE = "empty value (nothing after the colon): give a value; an empty key is never read as its default"
 
 Location = tuple[str | int, ...]
@@ -93,7 +94,9 @@ def null_locations(value: Any, location: Location) -> Iterator[Location]:
 
 
 def secret_message(key: str) -> str:
-    allowed = "only a hub's auth.password, auth.adminPassword and auth.clientSecret under gpu-platform:labs may be secrets"
+    allowed = (
+        "only a hub's auth.password, auth.adminPassword and auth.clientSecret under gpu-platform:labs may be secrets"
+    )
     return (
         f"cannot be a secret ({allowed}: the value ends up in resource names, tags or Kubernetes objects "
         "in clear text); set it as plain text without 'secure:'"

@@ -99,7 +99,7 @@ class LabHubs(pulumi.ComponentResource):
             aws.efs.MountTarget(
                 f"{name}-home-{index}",
                 file_system_id=self.file_system.id,
-                subnet_id=args.private_subnet_ids.apply(lambda ids, i=index: ids[i]),
+                subnet_id=args.private_subnet_ids[index],
                 security_groups=[group.id],
                 opts=pulumi.ResourceOptions(parent=self),
             )

@@ -692,9 +692,9 @@ class HubSettings(_Model):
     """JupyterHub usernames with hub admin rights (instructors)."""
     hostname: Hostname | None = None
     """The DNS name learners open (a CNAME to the load balancer); required for github and oidc login."""
-    certificate_arn: Annotated[str, _matching(_ACM_CERTIFICATE_ARN.pattern, "must be an ACM certificate ARN")] | None = (
-        None
-    )
+    certificate_arn: (
+        Annotated[str, _matching(_ACM_CERTIFICATE_ARN.pattern, "must be an ACM certificate ARN")] | None
+    ) = None
     """ACM certificate for TLS on the load balancer, in the stack's region; required unless `internal`."""
     internal: bool = False
     """true: an internal load balancer (reachable from the VPC only) instead of an internet-facing one."""
@@ -929,7 +929,9 @@ class StackSettings(_Model):
                 allowed = ", ".join(pool_names) or "none: karpenter is off or has no nodePools"
                 raise ValueError(f"{key}.pools: {unknown} not a Karpenter pool this lab can use; allowed: {allowed}")
             if not self.hub_pools(hub):
-                raise ValueError(f"{key}: a hub offers GPU slots from Karpenter pools; enable karpenter with a nodePool")
+                raise ValueError(
+                    f"{key}: a hub offers GPU slots from Karpenter pools; enable karpenter with a nodePool"
+                )
             _check_hub_quota(self, lab, f"labs.{index}")
             if len(self.gpu_node_bootstrap.pre_pull_images) > PRE_PULL_MAX:
                 raise ValueError(

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.node_repair import NODE_GROUP_TYPE, node_repair_by_group
+from components.renderers import hub_storage, hub_values
 from components.renderers.access_entries import cluster_admins
 from components.renderers.gpu_capacity import capacity_rows, lab_slot_warning, max_schedulable_slots, warm_headroom_rows
-from components.renderers import hub_storage, hub_values
 from components.renderers.gpu_quota import quota_needs
 from components.renderers.placeholders import placeholder_values
 from components.settings import REGION_KEY, StackSettings, config_key

@@ -150,7 +150,9 @@ def test_pulumi_up_stops_with_the_same_paths_before_any_resource(corpus_project:
     config = read_stack_config(corpus_project, case.id)
     monitor = install_mocks(config.project, case.id, "us-west-1", config.values, list(config.secret_keys))
     message = _up_stops_before_any_resource(monitor)
-    expected = {next((k for k in config.secret_keys if p in config.secret_paths and p.startswith(k)), p) for p in case.paths}
+    expected = {
+        next((k for k in config.secret_keys if p in config.secret_paths and p.startswith(k)), p) for p in case.paths
+    }
     assert named_paths(message) == expected, message
 
 

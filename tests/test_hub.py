@@ -29,9 +29,10 @@ from components.constants import (
     NODEPOOL_LABEL,
     SYSTEM_NAMESPACE,
 )
+from components.hub import SECRET_TRAITS
 from components.renderers import hub_storage, hub_values
 from components.renderers.lab_manifests import lab_objects, lab_resource_quota
-from components.settings import HubSettings, LabSettings, StackSettings, load_settings, quantity_value
+from components.settings import LabSettings, StackSettings, load_settings, quantity_value
 from offline.plan import Plan
 from tests.conftest import STACKS, shared_path
 from tests.gpu_guard import evaluate
@@ -147,7 +148,9 @@ def test_hub_and_proxy_containers_meet_restricted(settings: dict[str, StackSetti
         "securityContext": values["hub"]["podSecurityContext"],
         "containers": [{"name": "hub", "securityContext": values["hub"]["containerSecurityContext"]}],
     }
-    proxy_spec = {"containers": [{"name": "chp", "securityContext": values["proxy"]["chp"]["containerSecurityContext"]}]}
+    proxy_spec = {
+        "containers": [{"name": "chp", "securityContext": values["proxy"]["chp"]["containerSecurityContext"]}]
+    }
     assert restricted_problems(hub_spec) == []
     assert restricted_problems(proxy_spec) == []
 
@@ -186,7 +189,9 @@ def test_logins(settings: dict[str, StackSettings]) -> None:
     github = merged_values(settings["prod"], prod_lab)["hub"]["config"]
     assert github["JupyterHub"]["authenticator_class"] == "github"
     assert github["GitHubOAuthenticator"]["allowed_organizations"] == ["example-org:vision-lab"]
-    assert github["GitHubOAuthenticator"]["oauth_callback_url"] == "https://vision-lab.hub.example.org/hub/oauth_callback"
+    assert (
+        github["GitHubOAuthenticator"]["oauth_callback_url"] == "https://vision-lab.hub.example.org/hub/oauth_callback"
+    )
     oidc = merged_values(*variant(settings["staging"], auth=OIDC, hostname="hub.example.org"))["hub"]["config"]
     assert oidc["JupyterHub"]["authenticator_class"] == "generic-oauth"
     assert oidc["GenericOAuthenticator"]["allowed_groups"] == ["learners"]
@@ -389,9 +394,9 @@ def _egress_reaches_metadata(rule: dict[str, Any]) -> bool:
         return True
     for peer in peers:
         block = peer.get("ipBlock")
-        if block and not any(INSTANCE_METADATA_IP in e or e == "169.254.0.0/16" for e in block.get("except", [])):
-            if ipaddress.ip_address(INSTANCE_METADATA_IP) in ipaddress.ip_network(block["cidr"]):
-                return True
+        excepted = any(INSTANCE_METADATA_IP in e or e == "169.254.0.0/16" for e in (block or {}).get("except", []))
+        if block and not excepted and ipaddress.ip_address(INSTANCE_METADATA_IP) in ipaddress.ip_network(block["cidr"]):
+            return True
     return False  # pod/namespace selectors select pods, never the node's link-local metadata service
 
 
@@ -425,7 +430,9 @@ def test_efs_csi_add_on_gets_its_role_through_pod_identity(plans: dict[str, Plan
     for plan in plans.values():
         (addon,) = [a for a in plan.of_type("aws:eks/addon:Addon") if a["inputs"]["addonName"] == EFS_CSI_ADDON]
         associations = plan.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
-        (association,) = [a for a in associations if a["inputs"]["serviceAccount"] == EFS_CSI_CONTROLLER_SERVICE_ACCOUNT]
+        (association,) = [
+            a for a in associations if a["inputs"]["serviceAccount"] == EFS_CSI_CONTROLLER_SERVICE_ACCOUNT
+        ]
         assert association["inputs"]["namespace"] == SYSTEM_NAMESPACE
         assert association["urn"] in addon["dependencies"]
 
@@ -440,11 +447,16 @@ def test_one_home_storage_class_per_hub_lab(plans: dict[str, Plan], settings: di
             assert validate_core_object(storage_class, settings[stack].kubernetes_version) == []
             parameters = storage_class["parameters"]
             assert parameters["provisioningMode"] == "efs-ap"
-            assert (parameters["uid"], parameters["gid"]) == (str(hub_values.NOTEBOOK_UID), str(hub_values.NOTEBOOK_FS_GID))
+            assert (parameters["uid"], parameters["gid"]) == (
+                str(hub_values.NOTEBOOK_UID),
+                str(hub_values.NOTEBOOK_FS_GID),
+            )
             assert parameters["basePath"] == "/" + storage_class["metadata"]["labels"]["gpu-platform.io/lab"]
 
 
-def test_each_hub_chart_goes_to_its_lab_after_the_labs_fences(plans: dict[str, Plan], settings: dict[str, StackSettings]) -> None:
+def test_each_hub_chart_goes_to_its_lab_after_the_labs_fences(
+    plans: dict[str, Plan], settings: dict[str, StackSettings]
+) -> None:
     for stack, plan in plans.items():
         charts = [c for c in plan.helm if c["chart"] == "jupyterhub"]
         assert sorted(c["namespace"] for c in charts) == sorted(lab.name for lab in hub_labs(settings[stack]))
@@ -455,5 +467,6 @@ def test_each_hub_chart_goes_to_its_lab_after_the_labs_fences(plans: dict[str, P
                       and chart["namespace"] in (r["inputs"]["metadata"].get("namespace"), r["inputs"]["metadata"]["name"])]  # fmt: skip
             assert len(fences) == 5  # namespace, quota, LimitRange, two NetworkPolicies
             assert fences and set(fences) <= set(resource["dependencies"]), stack
-            secrets = [v for v in chart["values"]["hub"]["config"].values() for k, v in v.items() if "secret" in k or "password" in k]
+            config = chart["values"]["hub"]["config"]
+            secrets = [value for section in config.values() for key, value in section.items() if key in SECRET_TRAITS]
             assert secrets and set(secrets) == {"[secret]"}
