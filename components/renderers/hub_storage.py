@@ -3,7 +3,7 @@
 One encrypted file system for the cluster, mount targets in the private subnets, NFS allowed only from the node
 security group. Each lab gets a StorageClass of the EFS CSI driver that provisions an access point per PVC (one per
 learner, plus the hub's database) under the lab's own base path, owned by the notebook image's user
-(kubernetes-sigs/aws-efs-csi-driver v3.4.1 docs/parameters.md: provisioningMode efs-ap, fileSystemId,
+(kubernetes-sigs/aws-efs-csi-driver v3.4.1, parameters.md in its docs folder: provisioningMode efs-ap, fileSystemId,
 directoryPerms, uid, gid, basePath). EFS enforces that identity on every NFS operation through the access point.
 
 A file system holds at most 1000 access points (aws-efs-csi-driver#1780; Amazon EFS quotas), so the summary says
