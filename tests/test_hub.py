@@ -31,7 +31,7 @@ from components.constants import (
 )
 from components.hub import SECRET_TRAITS
 from components.renderers import hub_storage, hub_values
-from components.renderers.lab_manifests import lab_objects, lab_resource_quota
+from components.renderers.lab_manifests import CONTAINER_DEFAULT_REQUESTS, lab_objects, lab_resource_quota
 from components.settings import LabSettings, StackSettings, load_settings, quantity_value
 from offline.plan import Plan
 from tests.conftest import STACKS, shared_path
@@ -355,10 +355,13 @@ def test_the_quota_admits_gpu_slots_gpu_notebooks_and_refuses_one_more(settings:
         for lab in hub_labs(stack_settings):
             assert lab.hub is not None
             quota = lab_resource_quota(lab)
+            # The hub and the proxy run first, at the LimitRange's default requests (the chart sets none).
+            core = {"spec": {"containers": [{"resources": {"requests": dict(CONTAINER_DEFAULT_REQUESTS)}}]}}
             for profile in hub_values.profiles(stack_settings, lab.hub):
                 if profile.gpu:
                     pod = hub_values.notebook_pod(stack_settings, lab, profile)
-                    assert quota_admits(quota, [pod] * (lab.gpu_slots + 1)) == lab.gpu_slots, profile.slug
+                    pods = [core, core, *[pod] * (lab.gpu_slots + 1)]
+                    assert quota_admits(quota, pods) == 2 + lab.gpu_slots, profile.slug
 
 
 # --- GPU nodes: image pre-pulled, metadata out of reach ---------------------------------------------------
