@@ -56,9 +56,9 @@ CASES: list[Case] = [
     Case("ok-gpu-nodes-bounds", {"gpu-platform:gpuNodes.fastImagePull": False, "gpu-platform:gpuNodes.maxPods": 250, "gpu-platform:gpuNodes.podPidsLimit": 1024, "gpu-platform:gpuNodes.rootVolume": {"sizeGib": 20, "iops": 3000, "throughputMibps": 125}}, OK),
     Case("ok-root-volume-max-ratio", {"gpu-platform:gpuNodes.rootVolume": {"sizeGib": 160, "iops": 80000, "throughputMibps": 2000}}, OK),
     Case("ok-group-disabled", {"gpu-platform:gpuNodeGroup": {"enabled": False}}, OK),
-    # Without Karpenter staging has no GPU capacity (its managed group is off): the demo goes too.
-    Case("ok-karpenter-disabled", {"gpu-platform:karpenter": {"enabled": False}, "gpu-platform:demo": {"enabled": False}}, OK),
-    Case("ok-karpenter-disabled-no-pools", {"gpu-platform:karpenter": {"enabled": False, "nodePools": []}, "gpu-platform:demo": {"enabled": False}}, OK),
+    # Without Karpenter staging has no GPU capacity (its managed group is off): the demo and the hub go too.
+    Case("ok-karpenter-disabled", {"gpu-platform:karpenter": {"enabled": False}, "gpu-platform:demo": {"enabled": False}, "gpu-platform:labs[0].hub": DELETE}, OK),
+    Case("ok-karpenter-disabled-no-pools", {"gpu-platform:karpenter": {"enabled": False, "nodePools": []}, "gpu-platform:demo": {"enabled": False}, "gpu-platform:labs[0].hub": DELETE}, OK),
     Case("ok-demo-off-alone", {"gpu-platform:demo": {"enabled": False}}, OK),
     # (no warm slots: one slot of a T4 shared 64 ways is smaller than any usable pod)
     Case("ok-sharing-64", {"gpu-platform:gpuSharing": {"strategy": "time-slicing", "replicas": 64}, f"{POOL}.warmGpuSlots": DELETE}, OK),

@@ -13,7 +13,7 @@ from components.settings import load_settings
 from offline.config_files import read_stack_config
 from offline.mocks import RecordingMonitor
 from offline.runner import install_mocks
-from tests.conftest import PROJECT_DIR, STACKS
+from tests.conftest import PROJECT_DIR, STACKS, without_hubs
 
 KARPENTER = "gpu-platform:karpenter:Karpenter"
 
@@ -68,7 +68,10 @@ def test_disabled_karpenter_registers_nothing() -> None:
     _, monitor = _install(
         "staging",
         {"enabled": False, "replicas": None, "nodePools": None},
-        {"gpuNodeGroup": {"enabled": True, "minSize": 1, "desiredSize": 1}},
+        {
+            "gpuNodeGroup": {"enabled": True, "minSize": 1, "desiredSize": 1},
+            "labs": json.loads(without_hubs(read_stack_config(PROJECT_DIR, "staging").values["gpu-platform:labs"])),
+        },
     )
 
     @pulumi.runtime.test

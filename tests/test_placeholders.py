@@ -59,6 +59,7 @@ SHIPPED_PLACEHOLDER_KEYS = {
         "gpu-platform:cluster.adminPrincipalArns[0]",
         "gpu-platform:cluster.deployerPrincipalArn",
         "gpu-platform:labs[0].members[0]",
+        "gpu-platform:labs[0].hub.certificateArn",
     },
     "prod": {
         "gpu-platform:cluster.publicAccessCidrs[0]",
@@ -69,6 +70,7 @@ SHIPPED_PLACEHOLDER_KEYS = {
         "gpu-platform:labs[0].members[1]",
         "gpu-platform:labs[1].members[0]",
         "gpu-platform:labs[1].members[1]",
+        "gpu-platform:labs[0].hub.certificateArn",
     },
 }
 
