@@ -2,6 +2,7 @@
 
 import pulumi
 
+from components.access import ClusterAccess, ClusterAccessArgs
 from components.cluster import Cluster, ClusterArgs
 from components.demo import DemoWorkload, DemoWorkloadArgs
 from components.deployer_check import warn_unless_deployer
@@ -51,8 +52,10 @@ device_plugin = DevicePlugin("nvidia-device-plugin", DevicePluginArgs(settings=s
 # --- Learning labs (namespace, quota, members) and the GPU admission guard ---
 labs = Labs(
     "labs",
-    LabsArgs(settings=settings, k8s_provider=cluster.provider, eks_cluster_name=cluster.eks_cluster_name),
+    LabsArgs(settings=settings, k8s_provider=cluster.provider),
 )
+# --- Who may use the cluster: one EKS access entry per principal (admins, viewers, lab members) ---
+ClusterAccess("access", ClusterAccessArgs(settings=settings, eks_cluster_name=cluster.eks_cluster_name))
 if settings.demo.enabled:
     DemoWorkload(
         "learning-lab",
@@ -94,6 +97,7 @@ if settings.observability.node_repair or settings.observability.gpu_metrics:
             eks_cluster_name=cluster.eks_cluster_name,
             system_node_group=cluster.system_node_group,
             pod_identity_agent=cluster.pod_identity_agent,
+            k8s_provider=cluster.provider,
         ),
     )
     if observability.alarm_topic is not None:

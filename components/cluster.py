@@ -1,4 +1,4 @@
-"""The EKS cluster: KMS-encrypted secrets, API access entries, add-ons, the system node group.
+"""The EKS cluster: KMS-encrypted secrets, API authentication mode, add-ons, the system node group.
 
 GPU capacity is added elsewhere (managed GPU node group, Karpenter); this component only builds
 what every controller needs to run: the control plane, networking add-ons and two small nodes.
@@ -6,7 +6,6 @@ what every controller needs to run: the control plane, networking add-ons and tw
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,11 +21,9 @@ from components.launch_template import node_launch_template
 from components.network import Network
 from components.node_repair import node_repair_transforms
 from components.node_role import create_node_role
-from components.renderers.access_entries import principal_slug
 from components.settings import RootVolumeSettings, StackSettings
 
 CONTROL_PLANE_LOG_RETENTION_DAYS = 90
-CLUSTER_ADMIN_POLICY_ARN = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 # Controllers only: the gp3 baseline (3000 IOPS, 125 MiB/s) on a small encrypted root volume.
 SYSTEM_ROOT_VOLUME = RootVolumeSettings(size_gib=40, iops=3000, throughput_mibps=125)
 
@@ -126,7 +123,7 @@ class Cluster(pulumi.ComponentResource):
             public_subnet_ids=args.network.public_subnet_ids,
             skip_default_node_group=True,
             authentication_mode=eks.AuthenticationMode.API,
-            access_entries=_admin_access_entries(cluster_settings.admin_principal_arns),
+            # No access entries here: every principal's one entry is components/access.py's (admins included).
             # No IAM OIDC provider: the only AWS-calling pod (Karpenter) uses EKS Pod Identity, not IRSA.
             create_oidc_provider=False,
             endpoint_private_access=True,
@@ -216,20 +213,3 @@ class Cluster(pulumi.ComponentResource):
             # A Deployment: it needs nodes to run on (see `_eks_cluster`).
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
         )
-
-
-def _admin_access_entries(principal_arns: Sequence[str]) -> dict[str, eks.AccessEntryArgs]:
-    # Keyed by principal, not list position: the key is in the entry's URN (access_entries.py).
-    return {
-        principal_slug(arn): eks.AccessEntryArgs(
-            principal_arn=arn,
-            type=eks.AccessEntryType.STANDARD,
-            access_policies={
-                "cluster-admin": eks.AccessPolicyAssociationArgs(
-                    policy_arn=CLUSTER_ADMIN_POLICY_ARN,
-                    access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
-                )
-            },
-        )
-        for arn in principal_arns
-    }

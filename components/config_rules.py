@@ -56,6 +56,14 @@ def unknown_key_hint(key: str, known_keys: Iterable[str]) -> str:
     name = key.partition(":")[2]
     if name == PROJECT:
         return f"; write each key as '{PROJECT}:<key>' directly under config:, not as a nested '{PROJECT}:' block"
+    top, separator, rest = name.partition(".")
+    if separator and f"{PROJECT}:{top}" in known_keys:
+        # `pulumi config set gpu-platform:cluster.x V` (no --path) writes one flat key with a dot in its name.
+        return (
+            f"; '{rest}' belongs inside the structured key '{PROJECT}:{top}' (under `{PROJECT}:{top}:` as "
+            f"`{rest.split('.')[0]}:` in the stack file); set it with "
+            f"`pulumi config set --path '{PROJECT}:{top}.{rest}' <value>` (without --path the CLI writes this flat key)"
+        )
     by_name = {known.partition(":")[2]: known for known in known_keys}
     hint = closest(name, by_name)
     return f"; did you mean '{by_name[hint]}'?" if hint else ""

@@ -40,6 +40,14 @@ OS_LABEL: Final = "kubernetes.io/os"
 ZONE_LABEL: Final = "topology.kubernetes.io/zone"
 HOSTNAME_LABEL: Final = "kubernetes.io/hostname"
 
+# What each demo pod requests (a lab holding the demo must fit replicas x these in its quota).
+DEMO_POD_REQUESTS: Final = {"cpu": "250m", "memory": "1Gi"}
+
+# EKS access policies (cluster-access-policy ARNs) the platform associates with access entries.
+CLUSTER_ADMIN_POLICY_ARN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+CLUSTER_VIEW_POLICY_ARN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAdminViewPolicy"
+NAMESPACE_EDIT_POLICY_ARN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSEditPolicy"
+
 # Version of every IAM policy and trust document the platform writes.
 IAM_POLICY_VERSION: Final = "2012-10-17"
 
@@ -151,6 +159,18 @@ CLOUDWATCH_OBSERVABILITY_ADDON_VERSION: Final = "v6.5.0-eksbuild.1"
 # CloudWatch agent with the Amazon CloudWatch Observability EKS add-on").
 CLOUDWATCH_AGENT_SERVICE_ACCOUNT: Final = "cloudwatch-agent"
 CONTAINER_INSIGHTS_NAMESPACE: Final = "ContainerInsights"
+
+# --- DCGM: one host engine per GPU node (docs/gpu-health.md) ----------------------------------------------
+# The node monitoring agent's nv-hostengine DaemonSet and the port it publishes on the node
+# (aws/eks-node-monitoring-agent charts/eks-node-monitoring-agent/templates/dcgm-daemonset.yaml @ v1.6.6:
+# `nv-hostengine -n -b ALL`, containerPort/hostPort 5555).
+NODE_MONITORING_DCGM_SERVER: Final = "dcgm-server"
+DCGM_HOSTENGINE_PORT: Final = 5555
+# The platform's dcgm-exporter (per-pod GPU use on shared GPUs, NVIDIA/dcgm-exporter#594, first released in
+# 4.5.3-4.8.2). The tag is the release's chart default (NVIDIA/dcgm-exporter deployment/values.yaml @
+# 4.5.3-4.8.2: `tag: 4.5.3-4.8.2-distroless`); its digest could not be read offline (docs/gpu-health.md).
+DCGM_EXPORTER_IMAGE: Final = "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless"
+DCGM_EXPORTER_NAME: Final = "gpu-platform-dcgm-exporter"
 
 # The placeholder container of warm-headroom PodTemplates. Karpenter only simulates these pods (they never
 # run), but the template must still name a real, pinned image. Tag for humans, index digest for the kubelet.

@@ -1,8 +1,8 @@
-"""Learning labs and the GPU admission guard: namespaces, quotas, fences, members' EKS access.
+"""Learning labs and the GPU admission guard: namespaces, quotas, fences.
 
 Objects are rendered by `components.renderers.lab_manifests` and `components.renderers.gpu_admission_policy`; this
-component only creates them. Members get an EKS access entry and `AmazonEKSEditPolicy` scoped to
-their labs' namespaces (`accessScope.type: namespace`), never the cluster.
+component only creates them. Members' EKS access (`AmazonEKSEditPolicy` scoped to their labs' namespaces)
+is `components/access.py`'s, with every other principal's: one access entry per principal.
 """
 
 from __future__ import annotations
@@ -11,11 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.renderers import gpu_admission_policy, lab_manifests
-from components.renderers.access_entries import principal_slug
 from components.settings import StackSettings
 
 _NAMESPACED_KINDS: dict[str, Any] = {
@@ -29,8 +27,6 @@ _NAMESPACED_KINDS: dict[str, Any] = {
 class LabsArgs:
     settings: StackSettings
     k8s_provider: k8s.Provider
-    # The EKS cluster's name as an output, so access entries wait for the cluster.
-    eks_cluster_name: pulumi.Input[str]
 
 
 class Labs(pulumi.ComponentResource):
@@ -62,7 +58,6 @@ class Labs(pulumi.ComponentResource):
                     opts=in_namespace,
                 )
                 self.namespace_objects[lab.name].append(resource)
-        self._member_access(name, args)
         self.register_outputs({"labs": list(self.namespaces), "admissionPolicy": self.admission_policy.metadata.name})
 
     def _admission_guard(
@@ -86,27 +81,3 @@ class Labs(pulumi.ComponentResource):
                     opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[created[-1]])),
                 )
         return created[0]
-
-    def _member_access(self, name: str, args: LabsArgs) -> None:
-        """One access entry per member (keyed by ARN, not list position), edit rights in its labs only."""
-        for member, namespaces in lab_manifests.lab_access_scopes(list(args.settings.labs)).items():
-            slug = principal_slug(member)
-            entry = aws.eks.AccessEntry(
-                f"{name}-member-{slug}",
-                cluster_name=args.eks_cluster_name,
-                principal_arn=member,
-                type="STANDARD",
-                tags=args.settings.tags,
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            aws.eks.AccessPolicyAssociation(
-                f"{name}-member-{slug}-edit",
-                cluster_name=args.eks_cluster_name,
-                principal_arn=member,
-                policy_arn=lab_manifests.LAB_ACCESS_POLICY_ARN,
-                access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="namespace", namespaces=namespaces),
-                # Every input forces a replacement, and EKS keeps one association per (principal, policy):
-                # create-before-delete would associate (a no-op) and then disassociate, leaving the member
-                # with no access after a change of labs. Delete first, then create.
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[entry], delete_before_replace=True),
-            )

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from components import gpu_catalog
+from components.constants import DCGM_EXPORTER_NAME
+from components.constants import NODE_MONITORING_DCGM_SERVER as DCGM_SERVER_NAME
 
 VM_MEMORY_OVERHEAD_PERCENT: Final = 0.075
 EVICTION_HARD_MEMORY_MIB: Final = 100
@@ -50,9 +52,11 @@ POD_IDENTITY_AGENT: Final = NO_REQUEST
 DEVICE_PLUGIN_DAEMON: Final = Allocatable(50, 64)
 # amazon-cloudwatch-observability (add-on v6.5.0; chart aws-observability/helm-charts
 # charts/amazon-cloudwatch-observability/values.yaml @ amazon-cloudwatch-observability-6.4.0, the newest
-# tag): `agent.resources.requests` 250m / 128Mi (the `cloudwatch-agent` DaemonSet) and
-# `dcgmExporter.resources.requests` 250m / 128Mi. Fluent Bit is off (containerLogs), node-exporter needs
-# otelContainerInsights (off), neuron-monitor has Neuron-only affinity: none of them runs here.
+# tag): `agent.resources.requests` 250m / 128Mi (the `cloudwatch-agent` DaemonSet). Its own dcgm-exporter is
+# off (one DCGM engine per node, docs/gpu-health.md); the platform's dcgm-exporter asks for what the chart's
+# did (`dcgmExporter.resources.requests` 250m / 128Mi; renderers/dcgm_exporter_manifests.py uses this value).
+# Fluent Bit is off (containerLogs), node-exporter needs otelContainerInsights (off), neuron-monitor has
+# Neuron-only affinity: none of them runs here.
 CLOUDWATCH_AGENT: Final = Allocatable(250, 128)
 DCGM_EXPORTER: Final = Allocatable(250, 128)
 # eks-node-monitoring-agent v1.6.6 charts/eks-node-monitoring-agent/values.yaml: `nodeAgent.resources.requests`
@@ -72,9 +76,9 @@ def gpu_node_daemonsets(*, gpu_metrics: bool, node_repair: bool, mps: bool) -> d
     if mps:
         running["nvidia-mps-control-daemon"] = DEVICE_PLUGIN_DAEMON
     if gpu_metrics:
-        running |= {"cloudwatch-agent": CLOUDWATCH_AGENT, "dcgm-exporter": DCGM_EXPORTER}
+        running |= {"cloudwatch-agent": CLOUDWATCH_AGENT, DCGM_EXPORTER_NAME: DCGM_EXPORTER}
     if node_repair:
-        running |= {"eks-node-monitoring-agent": NODE_MONITORING_AGENT, "dcgm-server": NODE_MONITORING_DCGM_SERVER}
+        running |= {"eks-node-monitoring-agent": NODE_MONITORING_AGENT, DCGM_SERVER_NAME: NODE_MONITORING_DCGM_SERVER}
     return running
 
 

@@ -16,7 +16,19 @@ from components.settings import StackSettings
 
 NODE_GROUP_TYPE: Final = "aws:eks/nodeGroup:NodeGroup"
 # EKS repairs with the node monitoring agent's conditions (and NodeReady); an unhealthy node is replaced.
-NODE_REPAIR_CONFIG: Final = {"enabled": True}
+# The guard for a monitor-wide fault (aws/eks-node-monitoring-agent#266: one DCGM host engine outage leaves
+# `AcceleratedHardwareReady=False` latched): when more than one node of a group is unhealthy at once, the
+# cause is the monitor, not the GPUs, so EKS stops repairing (`maxUnhealthyNodeThresholdCount`, "count
+# threshold of unhealthy nodes, above which node auto repair actions will stop"), and it never replaces more
+# than one node at a time (`maxParallelNodesRepairedCount`). Field names: the EKS NodeRepairConfig as
+# pulumi-aws 7.51.1 `aws.eks.NodeGroup` `nodeRepairConfig` spells them. Karpenter's own repair has the same
+# kind of stop built in (more than 20% of a NodePool unhealthy; docs/gpu-health.md).
+MAX_UNHEALTHY_NODES: Final = 1
+NODE_REPAIR_CONFIG: Final = {
+    "enabled": True,
+    "maxUnhealthyNodeThresholdCount": MAX_UNHEALTHY_NODES,
+    "maxParallelNodesRepairedCount": 1,
+}
 
 
 def enable_node_repair(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:

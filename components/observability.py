@@ -3,7 +3,9 @@
 - `eks-node-monitoring-agent` (with `observability.nodeRepair`): node health conditions such as
   `AcceleratedHardwareReady`, which Karpenter node repair and EKS node auto repair act on.
 - `amazon-cloudwatch-observability` (with `observability.gpuMetrics`): Container Insights with enhanced
-  observability and NVIDIA GPU metrics; its agent gets AWS credentials through EKS Pod Identity.
+  observability; its agent gets AWS credentials through EKS Pod Identity. Its own dcgm-exporter is off: the
+  platform's dcgm-exporter (per-pod GPU use on shared GPUs) feeds the agent instead, through the node
+  monitoring agent's host engine when node repair is on: one DCGM engine per GPU node (docs/gpu-health.md).
 - A dashboard and two alarms (stuck GPU node, idle GPUs) to an encrypted SNS topic.
 The data lives in `observability_config.py` and `gpu_dashboard.py`; this component only wires it.
 """
@@ -17,6 +19,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 import pulumi_eks as eks
+import pulumi_kubernetes as k8s
 
 from components.constants import (
     CLOUDWATCH_AGENT_NAMESPACE,
@@ -26,6 +29,7 @@ from components.constants import (
     NODE_MONITORING_AGENT_ADDON,
     NODE_MONITORING_AGENT_ADDON_VERSION,
 )
+from components.renderers import dcgm_exporter_manifests as exporter
 from components.renderers import observability_config as config
 from components.renderers.gpu_dashboard import render_dashboard
 from components.settings import StackSettings
@@ -39,12 +43,26 @@ class ObservabilityArgs:
     # as CoreDNS is (components/cluster.py), or they stay DEGRADED and time out the first `up`.
     system_node_group: eks.ManagedNodeGroup
     pod_identity_agent: aws.eks.Addon
+    k8s_provider: k8s.Provider
+
+
+# The exporter's objects by kind (renderers/dcgm_exporter_manifests.exporter_objects).
+_EXPORTER_KINDS: dict[str, Any] = {
+    "ServiceAccount": k8s.core.v1.ServiceAccount,
+    "ClusterRole": k8s.rbac.v1.ClusterRole,
+    "ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding,
+    "ConfigMap": k8s.core.v1.ConfigMap,
+    "NetworkPolicy": k8s.networking.v1.NetworkPolicy,
+    "DaemonSet": k8s.apps.v1.DaemonSet,
+    "Service": k8s.core.v1.Service,
+}
 
 
 class Observability(pulumi.ComponentResource):
     node_monitoring_agent: aws.eks.Addon | None = None
     cloudwatch_observability: aws.eks.Addon | None = None
     alarm_topic: aws.sns.Topic | None = None
+    dcgm_exporter: k8s.apps.v1.DaemonSet | None = None
 
     def __init__(self, name: str, args: ObservabilityArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-platform:observability:Observability", name, None, opts)
@@ -66,6 +84,7 @@ class Observability(pulumi.ComponentResource):
                 "cloudwatchObservabilityAddon": self.cloudwatch_observability.id
                 if self.cloudwatch_observability
                 else None,
+                "dcgmExporter": self.dcgm_exporter.metadata.name if self.dcgm_exporter else None,
                 "nodeMonitoringAgentAddon": self.node_monitoring_agent.id if self.node_monitoring_agent else None,
             }
         )
@@ -128,6 +147,7 @@ class Observability(pulumi.ComponentResource):
                 parent=self, depends_on=[args.system_node_group, args.pod_identity_agent, association, attachment]
             ),
         )
+        self._dcgm_exporter(name, args)
         aws.cloudwatch.Dashboard(
             f"{name}-gpu-dashboard",
             dashboard_name=f"{settings.cluster_name}-gpu-fleet",
@@ -135,6 +155,35 @@ class Observability(pulumi.ComponentResource):
             opts=child,
         )
         self._alarms(name, settings, partition)
+
+    def _dcgm_exporter(self, name: str, args: ObservabilityArgs) -> None:
+        """The platform's dcgm-exporter in the add-on's namespace, serving TLS with the add-on's agent certificate.
+
+        Created after the add-on (its namespace and certificate secret) and, with node repair, after the node
+        monitoring agent, whose nv-hostengine it connects to.
+        """
+        assert self.cloudwatch_observability is not None
+        addons: list[pulumi.Resource] = [self.cloudwatch_observability]
+        if self.node_monitoring_agent is not None:
+            addons.append(self.node_monitoring_agent)
+        before_pods: list[pulumi.Resource] = []
+        for obj in exporter.exporter_objects(args.settings):
+            kind = obj["kind"]
+            # Top-level fields as the typed resources name them (roleRef -> role_ref); nested values stay camelCase.
+            fields = {_snake(key): value for key, value in obj.items() if key not in ("apiVersion", "kind")}
+            resource = _EXPORTER_KINDS[kind](
+                f"{name}-dcgm-exporter-{kind.lower()}",
+                **fields,
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    provider=args.k8s_provider,
+                    depends_on=[*addons, *before_pods] if kind == "DaemonSet" else addons,
+                ),
+            )
+            if kind == "DaemonSet":
+                self.dcgm_exporter = resource
+            else:
+                before_pods.append(resource)
 
     def _alarms(self, name: str, settings: StackSettings, partition: pulumi.Output[str]) -> None:
         child = pulumi.ResourceOptions(parent=self)
@@ -192,6 +241,10 @@ class Observability(pulumi.ComponentResource):
                 tags=settings.tags,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[topic_policy]),
             )
+
+
+def _snake(key: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
 
 
 def _metric_query(query: config.MetricQuery, cluster_name: str) -> aws.cloudwatch.MetricAlarmMetricQueryArgs:

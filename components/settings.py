@@ -12,6 +12,7 @@ import ipaddress
 import json
 import re
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from typing import Annotated, Any, Literal, Self, get_args, get_origin
 
 from pydantic import (
@@ -25,8 +26,13 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from components import config_rules, cron, gpu_catalog, node_allocatable
-from components.constants import KARPENTER_CONTROLLER_ROLE_SUFFIX, PLATFORM_SYSTEM_NAMESPACES, PROJECT
+from components import config_rules, cron, gpu_catalog, node_allocatable, quantity
+from components.constants import (
+    DEMO_POD_REQUESTS,
+    KARPENTER_CONTROLLER_ROLE_SUFFIX,
+    PLATFORM_SYSTEM_NAMESPACES,
+    PROJECT,
+)
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
 SUPPORTED_REGIONS = (
@@ -265,6 +271,10 @@ class ClusterSettings(_Model):
     admin_principal_arns: list[PrincipalArn] = []
     # Who runs `pulumi up`: EKS makes it cluster admin itself (see components/renderers/access_entries.py).
     deployer_principal_arn: PrincipalArn | None = None
+    viewer_principal_arns: list[PrincipalArn] = []
+    """Principals with cluster-wide read access (AmazonEKSAdminViewPolicy, cluster scope), e.g. the PR preview
+    role, which `pulumi preview --refresh` needs to read Kubernetes resources; IAM role or user ARNs, each once,
+    none of them the deployer or an admin (one access entry per principal)."""
     log_types: list[ControlPlaneLogType] = [
         "api", "audit", "authenticator",
     ]  # fmt: skip
@@ -286,6 +296,7 @@ class ClusterSettings(_Model):
                 "has EKS create the cluster creator's admin access entry, and a second entry for the same "
                 "principal fails with 409 ResourceInUseException"
             )
+        self._viewers_once()
         if self.endpoint_public_access and not self.public_access_cidrs:
             raise ValueError(
                 "publicAccessCidrs: must list at least one CIDR while endpointPublicAccess is true "
@@ -294,6 +305,27 @@ class ClusterSettings(_Model):
         if "0.0.0.0/0" in self.public_access_cidrs:
             raise ValueError("publicAccessCidrs: 0.0.0.0/0 is not allowed; list your egress CIDRs")
         return self
+
+    def _viewers_once(self) -> None:
+        viewers = self.viewer_principal_arns
+        for index, arn in enumerate(viewers):
+            if arn in viewers[:index]:
+                raise ValueError(
+                    f"viewerPrincipalArns[{index}]: each principal once (EKS allows one access entry per principal): "
+                    f"{arn} repeats viewerPrincipalArns[{viewers.index(arn)}]"
+                )
+            if arn == self.deployer_principal_arn:
+                raise ValueError(
+                    f"viewerPrincipalArns[{index}]: {arn} is also gpu-platform:cluster.deployerPrincipalArn, already "
+                    "cluster admin through the cluster-creator entry; remove it from viewerPrincipalArns (a second "
+                    "entry for the same principal fails with 409 ResourceInUseException)"
+                )
+            if arn in self.admin_principal_arns:
+                raise ValueError(
+                    f"viewerPrincipalArns[{index}]: {arn} is also gpu-platform:cluster.adminPrincipalArns"
+                    f"[{self.admin_principal_arns.index(arn)}]; a principal is admin or viewer, not both: "
+                    "remove it from one list"
+                )
 
 
 class _ScalingSettings(_Model):
@@ -736,21 +768,8 @@ _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?$")
 
 
 def _quantity(value: str) -> str:
-    if not _QUANTITY.match(value):
-        raise ValueError(
-            f"'{value}' is not a Kubernetes quantity: a number with an optional unit m, Ki, Mi, Gi or Ti "
-            "(e.g. cpu '16' or '500m', memory '64Gi')"
-        )
+    quantity.parse(value)  # ValueError naming the grammar (decimal suffixes like 64G included)
     return value
-
-
-_QUANTITY_UNITS = {"": 1, "m": 0.001, "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4}
-
-
-def quantity_value(text: str) -> float:
-    """A quantity `_quantity` accepts, as a number: cores for cpu ('500m' -> 0.5), bytes for memory."""
-    number, unit = re.fullmatch(r"([0-9.]+)([a-zA-Z]*)", text).groups()  # type: ignore[union-attr]
-    return float(number) * _QUANTITY_UNITS[unit]
 
 
 class LabSettings(_Model):
@@ -953,20 +972,22 @@ class StackSettings(_Model):
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
             raise ValueError(f"labs: names must be unique (repeated: {', '.join(repeated)})")
-        admins = set(self.cluster.admin_principal_arns)
+        admins = self.cluster.admin_principal_arns
         deployer = self.cluster.deployer_principal_arn
         for index, lab in enumerate(self.labs):
             if deployer in lab.members:
                 raise ValueError(
-                    f"labs.{index}.members: {deployer} is cluster.deployerPrincipalArn, already cluster admin "
-                    "through the cluster-creator entry; EKS allows one access entry per principal"
+                    f"labs.{index}.members.{lab.members.index(deployer)}: {deployer} is "
+                    "gpu-platform:cluster.deployerPrincipalArn, already cluster admin through the cluster-creator "
+                    "entry; EKS allows one access entry per principal"
                 )
-            both = sorted(admins.intersection(lab.members))
-            if both:
-                raise ValueError(
-                    f"labs.{index}.members: {both} already cluster admins (cluster.adminPrincipalArns); "
-                    "EKS allows one access entry per principal, and an admin needs no lab access"
-                )
+            for member_index, member in enumerate(lab.members):
+                if member in admins:
+                    raise ValueError(
+                        f"labs.{index}.members.{member_index}: {member} is also gpu-platform:cluster."
+                        f"adminPrincipalArns[{admins.index(member)}]; an admin needs no lab access: remove it "
+                        "from one of the two (EKS allows one access entry per principal)"
+                    )
         if self.demo.enabled and self.labs:
             demo_lab = next((lab for lab in self.labs if lab.name == self.demo.namespace), None)
             if demo_lab is None:
@@ -978,6 +999,7 @@ class StackSettings(_Model):
                     f"demo.replicas: {self.demo.replicas} pods need {self.demo.replicas} GPU slots; "
                     f"lab '{demo_lab.name}' has gpuSlots {demo_lab.gpu_slots}"
                 )
+            _check_demo_fits_lab_quota(self.demo.replicas, demo_lab, self.labs.index(demo_lab))
         return self
 
 
@@ -985,18 +1007,33 @@ def _check_hub_quota(settings: StackSettings, lab: LabSettings, key: str) -> Non
     """The lab's cpu and memory quota hold `gpuSlots` notebooks of its largest GPU profile (ValueError if not)."""
     assert lab.hub is not None
     shapes = [settings.warm_slot_shape_for(pool) for pool in settings.hub_pools(lab.hub)]
-    cores = lab.gpu_slots * max(shape.cpu_millicores for shape in shapes) / 1000
+    cores = Decimal(lab.gpu_slots * max(shape.cpu_millicores for shape in shapes)) / 1000
     mib = lab.gpu_slots * max(shape.memory_mib for shape in shapes)
-    if cores > quantity_value(lab.cpu):
+    if cores > quantity.parse(lab.cpu):
         raise ValueError(
             f"{key}.cpu: {lab.cpu} cannot hold the hub's {lab.gpu_slots} GPU notebooks ({cores:g} cores: gpuSlots x "
             f"the largest GPU profile); raise cpu to at least {cores:g}"
         )
-    if mib * 1024**2 > quantity_value(lab.memory):
+    if mib * 1024**2 > quantity.parse(lab.memory):
         raise ValueError(
             f"{key}.memory: {lab.memory} cannot hold the hub's {lab.gpu_slots} GPU notebooks ({mib} MiB: gpuSlots x "
             f"the largest GPU profile); raise memory to at least {-(-mib // 1024)}Gi"
         )
+
+
+def _check_demo_fits_lab_quota(replicas: int, lab: LabSettings, index: int) -> None:
+    """The demo's pods request cpu and memory inside the lab's ResourceQuota (ValueError when they cannot fit).
+
+    The demo Deployment skips await, so a quota too small would refuse its pods without failing `up`."""
+    for resource in ("cpu", "memory"):
+        request = DEMO_POD_REQUESTS[resource]
+        quota = getattr(lab, resource)
+        if quantity.times(request, replicas) > quantity.parse(quota):
+            raise ValueError(
+                f"demo.replicas: {replicas} demo pods request {replicas} x {request} {resource}, more than lab "
+                f"'{lab.name}' allows (gpu-platform:labs[{index}].{resource}: {quota}); raise the lab's {resource} or lower "
+                "demo.replicas"
+            )
 
 
 def _check_warm_headroom(settings: StackSettings, pool: NodePoolSettings, key: str) -> None:

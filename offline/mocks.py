@@ -96,6 +96,14 @@ class Registration:
     provider: str | None
     # Engine options that resources.json does not carry, for component tests.
     delete_before_replace: bool = False
+    # Former URNs of this resource (`aliases` given as URNs): the engine adopts their state in place.
+    aliases: list[str] = field(default_factory=list)
+
+
+def _alias_urns(request: Any) -> list[str]:
+    """The URN aliases of a registration, in either wire form (alias specs or plain alias URNs)."""
+    urns = [alias.urn for alias in request.aliases if alias.urn]
+    return sorted({*urns, *request.aliasURNs})
 
 
 @dataclass
@@ -152,6 +160,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 inputs=plain_json(json_format.MessageToDict(request.object)),
                 provider=request.provider or None,
                 delete_before_replace=bool(request.deleteBeforeReplace),
+                aliases=_alias_urns(request),
             )
         )
         return response

@@ -84,6 +84,8 @@ class Plan:
                     "protect": r.protect,
                     "custom": r.custom,
                     "inputs": r.inputs,
+                    # Only where the program gives former URNs (offline.diff matches a resource by them).
+                    **({"aliases": r.aliases} if r.aliases else {}),
                 }
             )
         resources = _ordered(resources, recording.program_order)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from components.node_repair import NODE_GROUP_TYPE, node_repair_by_group
+from components.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
 from components.renderers import hub_storage, hub_values
-from components.renderers.access_entries import cluster_admins
+from components.renderers.access_entries import matrix_lines
+from components.renderers.dcgm_engines import LATCH_RECOVERY_COMMAND, engine_rows
 from components.renderers.gpu_capacity import capacity_rows, lab_slot_warning, max_schedulable_slots, warm_headroom_rows
 from components.renderers.gpu_quota import quota_needs
+from components.renderers.karpenter_packing import first_batch_rows, mixed_gpu_count_warnings
 from components.renderers.placeholders import placeholder_values
 from components.settings import REGION_KEY, StackSettings, config_key
 from offline.plan import Plan
@@ -32,7 +34,9 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
             f"{row.schedulable_per_node:>10}{row.schedulable_at_limit:>10}"
         )
     lines += _warm_headroom_lines(settings)
+    lines += _first_batch_lines(settings)
     lines += _node_repair_lines(settings)
+    lines += _dcgm_engine_lines(settings)
     lines += [
         "",
         'EC2 vCPU quotas to have before the first `up` (service code ec2; README "Real use" for the formula):',
@@ -40,13 +44,11 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
     ]
     lines += _lab_lines(settings)
     lines += _hub_lines(settings)
-    return "\n".join([*lines, *_admin_lines(settings), *_placeholder_lines(settings)])
+    return "\n".join([*lines, *_access_lines(settings), *_placeholder_lines(settings)])
 
 
-def _admin_lines(settings: StackSettings) -> list[str]:
-    cluster = settings.cluster
-    admins = cluster_admins(cluster.deployer_principal_arn, cluster.admin_principal_arns)
-    return ["", "Cluster admins (AmazonEKSClusterAdminPolicy):", *(f"  {a.principal}  ({a.reason})" for a in admins)]
+def _access_lines(settings: StackSettings) -> list[str]:
+    return ["", *matrix_lines(settings)]
 
 
 def placeholder_keys(settings: StackSettings) -> list[tuple[str, str]]:
@@ -86,16 +88,55 @@ def _warm_headroom_lines(settings: StackSettings) -> list[str]:
     return lines
 
 
+def _first_batch_lines(settings: StackSettings) -> list[str]:
+    rows = first_batch_rows(settings)
+    warnings = mixed_gpu_count_warnings(settings)
+    if not rows and not warnings:
+        return []
+    lines = [
+        "",
+        "First batch per pool (demo pods beyond the managed group + warm slots; Karpenter packing model, "
+        "components/renderers/karpenter_packing.py):",
+        f"  {'pool':<22}{'demo slots':>11}{'warm slots':>11}{'nodes':>7}  instance type (slots per node)",
+    ]
+    for row in rows:
+        nodes = ", ".join(f"{node.instance_type} ({node.slots})" for node in row.nodes)
+        lines.append(f"  {row.pool:<22}{row.demo_slots:>11}{row.warm_slots:>11}{row.node_count:>7}  {nodes}")
+    return [*lines, *(f"  {warning}" for warning in warnings)]
+
+
 def _node_repair_lines(settings: StackSettings) -> list[str]:
     # A resource transform sets it on the NodeGroup inside pulumi-eks's component: the mocks never see
     # that child, so resources.json cannot show it.
     return [
         "",
         f"EKS node auto repair (nodeRepairConfig on the {NODE_GROUP_TYPE} of each managed node group; "
+        f"it stops while more than {MAX_UNHEALTHY_NODES} node of a group is unhealthy and repairs one at a time; "
         "set by a transform at `up` time, so not provable offline; after `up` check "
         "`aws eks describe-nodegroup ... --query nodegroup.nodeRepairConfig`):",
         *(f"  {group:<22}{'enabled' if on else 'off'}" for group, on in node_repair_by_group(settings)),
     ]
+
+
+def _dcgm_engine_lines(settings: StackSettings) -> list[str]:
+    rows = engine_rows(settings)
+    if not rows:
+        return []
+    lines = [
+        "",
+        "DCGM host engines per GPU node (exactly one; components/renderers/dcgm_engines.py, docs/gpu-health.md):",
+    ]
+    for row in rows:
+        engines = ", ".join(row.engines) or "none"
+        flag = "" if len(row.engines) <= 1 else "  WARNING: more than one engine fights over the GPU's profiling fields"
+        lines.append(f"  {row.pool:<22}engine: {engines}{flag}")
+        if row.clients:
+            lines.append(f"  {'':<22}served: {', '.join(row.clients)}")
+    if settings.observability.node_repair:
+        lines.append(
+            f"  latched AcceleratedHardwareReady=False (aws/eks-node-monitoring-agent#266): {LATCH_RECOVERY_COMMAND}"
+        )
+    return lines
 
 
 def _lab_lines(settings: StackSettings) -> list[str]:

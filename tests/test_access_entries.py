@@ -32,6 +32,7 @@ ADMINS = [
     "arn:aws:iam::444455556666:role/sre-oncall",
     "arn:aws:iam::444455556666:user/break-glass",
 ]
+ENTRY = "aws:eks/accessEntry:AccessEntry"
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
@@ -57,14 +58,14 @@ def test_slug_is_dns_safe_unique_and_deterministic() -> None:
     assert principal_slug(SLUG_CASES[0]).startswith("role-platform-admin-")
 
 
-def test_shipped_plans_key_entries_by_slug(prod_plan: Plan, staging_plan: Plan) -> None:
+def test_shipped_plans_name_entries_by_slug(prod_plan: Plan, staging_plan: Plan) -> None:
     for plan in (prod_plan, staging_plan):
-        entries = plan.one("eks:index:Cluster", "cluster-eks")["inputs"]["accessEntries"]
-        assert entries and {principal_slug(e["principalArn"]) for e in entries.values()} == set(entries)
+        entries = [e for e in plan.of_type(ENTRY) if e["name"].startswith("access-")]
+        assert entries and all(e["name"] == f"access-{principal_slug(e['inputs']['principalArn'])}" for e in entries)
 
 
 def _access_entry_urns(admins: list[str]) -> dict[str, str]:
-    """principal ARN -> URN of its aws:eks/accessEntry child, for prod with `admins` as the admin list."""
+    """principal ARN -> URN of its access entry, for prod with `admins` as the admin list."""
     config = read_stack_config(PROJECT_DIR, "prod")
     values = dict(config.values)
     cluster = json.loads(values["gpu-platform:cluster"])
@@ -80,11 +81,8 @@ def _access_entry_urns(admins: list[str]) -> dict[str, str]:
         program()
     finally:
         pulumi.runtime.settings.reset_options()
-    (eks_cluster,) = [r for r in monitor.registrations if r.type == "eks:index:Cluster"]
-    children = {urn.rsplit("::", 1)[1]: urn for urn in monitor.hidden if "aws:eks/accessEntry:AccessEntry" in urn}
-    entries = eks_cluster.inputs["accessEntries"]
-    assert len(children) == len(entries) == len(admins)
-    return {entry["principalArn"]: children[f"{eks_cluster.name}-{key}"] for key, entry in entries.items()}
+    urns = {r.inputs["principalArn"]: r.urn for r in monitor.registrations if r.type == ENTRY}
+    return {arn: urns[arn] for arn in admins}
 
 
 def test_reordering_or_removing_admins_keeps_the_other_entries() -> None:
@@ -131,8 +129,8 @@ def test_prod_gives_its_deployer_no_explicit_entry(prod_plan: Plan) -> None:
     settings = load_settings(read_stack_config(PROJECT_DIR, "prod").values)
     deployer = settings.cluster.deployer_principal_arn
     assert deployer is not None and deployer.endswith(":role/github-actions-deploy")
-    entries = prod_plan.one("eks:index:Cluster", "cluster-eks")["inputs"]["accessEntries"]
-    assert deployer not in [entry["principalArn"] for entry in entries.values()]
+    assert deployer not in [entry["inputs"]["principalArn"] for entry in prod_plan.of_type(ENTRY)]
+    assert "accessEntries" not in prod_plan.one("eks:index:Cluster", "cluster-eks")["inputs"]
 
 
 def test_cluster_admins_names_the_creator_first() -> None:
@@ -214,4 +212,4 @@ def test_synth_of_the_shipped_stacks_does_not_warn(tmp_path: Path) -> None:
     result = run_synth("staging", tmp_path)
     assert result.returncode == 0, result.stderr
     assert "deployerPrincipalArn" not in result.stderr
-    assert "Cluster admins" in result.stdout and CREATOR_REASON in result.stdout
+    assert "Access matrix" in result.stdout and CREATOR_REASON in result.stdout

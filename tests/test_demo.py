@@ -174,7 +174,10 @@ def test_staging_plan_has_the_demo_after_the_device_plugin(staging_plan: Plan) -
     (resource,) = staging_plan.of_type("kubernetes:apps/v1:Deployment")
     (component,) = staging_plan.of_type("gpu-platform:demo:DemoWorkload")
     assert resource["parent"] == component["urn"]
-    daemon_sets = {r["urn"] for r in staging_plan.of_type("kubernetes:apps/v1:DaemonSet")}
+    (plugin,) = staging_plan.of_type("gpu-platform:gpu:DevicePlugin")
+    daemon_sets = {
+        r["urn"] for r in staging_plan.of_type("kubernetes:apps/v1:DaemonSet") if r["parent"] == plugin["urn"]
+    }
     assert daemon_sets and daemon_sets <= set(resource["dependencies"])
 
 

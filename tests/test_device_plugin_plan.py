@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.constants import GPU_LABEL_KEY, GPU_RESOURCE, GPU_TAINT
+from components.constants import DCGM_EXPORTER_NAME, GPU_LABEL_KEY, GPU_RESOURCE, GPU_TAINT
+from components.renderers import dcgm_exporter_manifests
 from components.renderers.device_plugin_config import parse_config
 from components.renderers.device_plugin_manifests import CHECKSUM_ANNOTATION, PLUGIN_APP, config_checksum
 from components.renderers.lab_manifests import LAB_LABEL_KEY
@@ -91,7 +92,9 @@ def test_staging_writes_the_time_slicing_config_and_its_daemon_set(staging_plan:
 @pytest.mark.parametrize("stack", ["staging", "prod"])
 def test_plan_objects_validate_strictly(stack: str, plans: dict[str, Plan], settings: dict[str, StackSettings]) -> None:
     plan = plans[stack]
-    objects = [*plugin_daemon_sets(plan), *plan.objects("ConfigMap")]
+    # The device plugin's ConfigMaps (kube-system); the GPU metrics exporter's is tested in test_dcgm_exporter.py.
+    config_maps = [cm for cm in plan.objects("ConfigMap") if cm["metadata"]["namespace"] == "kube-system"]
+    objects = [*plugin_daemon_sets(plan), *config_maps]
     assert len(objects) == 2 * len(settings[stack].sharing_profiles)
     for obj in objects:
         assert validate_core_object(obj, settings[stack].kubernetes_version) == []
@@ -104,10 +107,9 @@ def test_each_daemon_set_depends_on_its_config_map(stack: str, plans: dict[str, 
     plan = plans[stack]
     (component,) = plan.of_type(PLUGIN_TYPE)
     config_maps = {r["inputs"]["metadata"]["name"]: r for r in plan.of_type("kubernetes:core/v1:ConfigMap")}
-    daemon_sets = plan.of_type("kubernetes:apps/v1:DaemonSet")
-    assert daemon_sets
+    daemon_sets = [r for r in plan.of_type("kubernetes:apps/v1:DaemonSet") if r["parent"] == component["urn"]]
+    assert len(daemon_sets) == len(plugin_daemon_sets(plan))
     for resource in daemon_sets:
-        assert resource["parent"] == component["urn"]
         volumes = resource["inputs"]["spec"]["template"]["spec"]["volumes"]
         (name,) = [v["configMap"]["name"] for v in volumes if "configMap" in v]
         assert config_maps[name]["urn"] in resource["dependencies"]
@@ -199,6 +201,10 @@ def test_every_workload_has_exactly_one_deny_all_network_policy(
     demo_has_own_namespace = stack_settings.demo.enabled and stack_settings.demo.namespace not in {
         lab.name for lab in stack_settings.labs
     }
+    # The GPU metrics exporter talks to the host engine and the API server: its policy allows exactly that.
+    exporter_policy = dcgm_exporter_manifests.network_policy()
+    policies = [p for p in policies if p != exporter_policy]
+    fenced = [w for w in fenced if w["metadata"]["name"] != DCGM_EXPORTER_NAME]
     expected = len(stack_settings.sharing_profiles) + (1 if demo_has_own_namespace else 0)
     assert len(policies) == len(fenced) == expected
     for policy in policies:
@@ -213,6 +219,9 @@ def test_every_workload_has_exactly_one_deny_all_network_policy(
         ]
         if in_labs(workload, stack_settings):
             assert governing and all(LAB_LABEL_KEY in p["metadata"]["labels"] for p in governing)
+            continue
+        if workload["metadata"]["name"] == DCGM_EXPORTER_NAME:
+            assert governing == [exporter_policy]
             continue
         assert len(governing) == 1, f"{workload['metadata']['name']}: {len(governing)} policies select its pods"
         assert deny_all_problems(governing[0], workload) == []

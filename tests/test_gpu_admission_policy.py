@@ -1,13 +1,16 @@
 """The GPU admission guard, evaluated offline the way the kube-apiserver would admit or deny a pod.
 
-`admit` applies the policy's and the binding's namespace selectors, then runs every validation's CEL
-(common-expression-language) with the variables a ValidatingAdmissionPolicy sees: `object`,
-`oldObject`, `request` and `namespaceObject`. The table covers every rule in lab, non-lab and system
-namespaces, init and ephemeral containers, key-less `Exists` tolerations and `void`/`none`.
+Every request goes through `tests.apiserver_model`: decode (quantities parsed), defaulting (requests from
+limits), the mutating plugins EKS runs (LimitRanger with the lab's LimitRange, DefaultTolerationSeconds,
+ExtendedResourceToleration), field validation, then the policy's CEL (common-expression-language) with the
+variables a ValidatingAdmissionPolicy sees. The table covers every rule in lab, non-lab and system
+namespaces, init and ephemeral containers, key-less `Exists` tolerations, `void`/`none`, and every form of
+a zero `nvidia.com/gpu` limit the API server accepts.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -28,16 +31,19 @@ from components.renderers.gpu_admission_policy import (
     validations,
     workload_admission_policy,
 )
-from components.renderers.lab_manifests import lab_namespace
+from components.renderers.lab_manifests import lab_limit_range, lab_namespace
 from components.settings import GpuSharingSettings, LabSettings, StackSettings, load_settings
 from offline.plan import Plan
-from tests.gpu_guard import evaluate
+from tests import apiserver_model
+from tests.apiserver_model import Outcome, Request
 from tests.k8s_validation import validate_core_object
 
-LAB = lab_namespace(LabSettings(name="vision-lab", gpu_slots=4), "1.35")
+LAB_SETTINGS = LabSettings(name="vision-lab", gpu_slots=4)
+LAB = lab_namespace(LAB_SETTINGS, "1.35")
 OTHER: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-apps", "labels": {}}}
 SYSTEM: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NAMESPACE, "labels": {}}}
 NAMESPACES = {ns["metadata"]["name"]: ns for ns in (LAB, OTHER, SYSTEM)}
+LIMIT_RANGES = {"vision-lab": [lab_limit_range(LAB_SETTINGS)]}
 NON_SYSTEM = ("vision-lab", "team-apps")
 POLICY_TYPE = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
 BINDING_TYPE = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
@@ -52,15 +58,42 @@ MESSAGES = {
 }
 
 
+def request_for(
+    body: dict[str, Any],
+    namespace: str,
+    operation: str = "CREATE",
+    namespace_object: dict[str, Any] | None = None,
+    limit_ranges: list[dict[str, Any]] | None = None,
+) -> Request:
+    """The request that carries `body`: ephemeral containers arrive as an UPDATE of `pods/ephemeralcontainers`
+    (they cannot be set on create), e.g. from `kubectl debug`."""
+    ns = namespace_object or NAMESPACES[namespace]
+    ranges = LIMIT_RANGES.get(namespace, []) if limit_ranges is None else limit_ranges
+    if body["kind"] == "Pod" and body["spec"].get("ephemeralContainers"):
+        old = copy.deepcopy(body)
+        del old["spec"]["ephemeralContainers"]
+        return Request(body, ns, "UPDATE", "ephemeralcontainers", old, ranges)
+    return Request(body, ns, operation, "", body if operation == "UPDATE" else None, ranges)
+
+
+def judge(request: Request, policy: dict[str, Any] | None = None) -> Outcome:
+    policy = policy or admission_policy()
+    binding = next(o for o in admission_objects() if o["spec"].get("policyName") == policy["metadata"]["name"])
+    return apiserver_model.admit(request, policy, binding)
+
+
 def admit(
-    pod: dict[str, Any],
+    body: dict[str, Any],
     namespace: str,
     operation: str = "CREATE",
     namespace_object: dict[str, Any] | None = None,
     policy: dict[str, Any] | None = None,
+    limit_ranges: list[dict[str, Any]] | None = None,
 ) -> list[str]:
-    """Denial messages for `pod` (or a workload, with its policy) (empty: admitted)."""
-    return evaluate(pod, namespace_object or NAMESPACES[namespace], operation, policy)
+    """Denial messages for a valid `body` (a pod, or a workload with its policy); empty: admitted."""
+    outcome = judge(request_for(body, namespace, operation, namespace_object, limit_ranges), policy)
+    assert outcome.invalid == [], outcome.invalid
+    return outcome.denied
 
 
 # --- pods ------------------------------------------------------------------------------------------
@@ -275,6 +308,163 @@ def test_updates_are_checked_too() -> None:
     assert admit(pod(container(env=visible("all"))), "vision-lab", "UPDATE") == [MESSAGES["env"]]
 
 
+# --- a zero GPU limit (issue 22) ----------------------------------------------------------------------
+
+# Every spelling of zero the API server accepts for an extended resource (JSON numbers included).
+ZERO_FORMS: list[Any] = [0, "0", 0.0, "0.0", "0m", "0Ki", "0e3", "0E0", "-0", "+0", "00", ".", "0n", "0Mi", "0.000k"]
+WHOLE_FORMS: list[Any] = [1, "1", 1.0, "1000m", "1e0", "+1", "0.001k", "1.0"]
+
+
+def gpu_container(name: str, limit: Any, **extra: Any) -> dict[str, Any]:
+    return container(name, resources={"limits": {GPU_RESOURCE: limit}}, **extra)
+
+
+def _zero_in(position: str, zero: Any, tolerations: list[Any] | None) -> dict[str, Any]:
+    """A pod whose `position` holds a container with an `nvidia.com/gpu` limit of `zero`."""
+    if position == "containers":
+        return pod(gpu_container("main", zero), tolerations=tolerations)
+    if position == "sidecar":
+        return pod(container(gpu=True), gpu_container("sidecar", zero), tolerations=tolerations)
+    return pod(container(gpu=True), tolerations=tolerations, initContainers=[gpu_container("init", zero)])
+
+
+ZERO_POSITIONS = ("containers", "sidecar", "initContainers")
+
+
+@pytest.mark.parametrize("zero", ZERO_FORMS, ids=repr)
+@pytest.mark.parametrize("position", ZERO_POSITIONS)
+@pytest.mark.parametrize("written", ["toleration written", "toleration added by EKS"])
+def test_a_zero_gpu_limit_is_denied_in_every_position_and_form(zero: Any, position: str, written: str) -> None:
+    tolerations = [GPU_TOLERATION] if written == "toleration written" else None
+    outcome = judge(request_for(_zero_in(position, zero, tolerations), "vision-lab"))
+    assert outcome.invalid == []  # the API server accepts the quantity: only the guard stands in the way
+    assert outcome.denied == [MESSAGES["opt-out"]]
+
+
+@pytest.mark.parametrize("zero", ZERO_FORMS, ids=repr)
+@pytest.mark.parametrize("position", ZERO_POSITIONS)
+@pytest.mark.parametrize("wrap", ["deployment", "cron_job"])
+def test_a_zero_gpu_limit_in_a_workload_template_is_denied(zero: Any, position: str, wrap: str) -> None:
+    """No plugin adds the toleration to a template; the template policy counts the request itself."""
+    workload = (deployment if wrap == "deployment" else cron_job)(_zero_in(position, zero, None))
+    outcome = judge(request_for(workload, "vision-lab"), workload_admission_policy())
+    assert (outcome.invalid, outcome.denied) == ([], [MESSAGES["opt-out"]])
+
+
+def test_a_zero_gpu_limit_in_an_ephemeral_container_never_reaches_a_node() -> None:
+    """The API server refuses resources on ephemeral containers; the guard denies the same pod regardless."""
+    body = pod(container(gpu=True), tolerations=[GPU_TOLERATION], ephemeralContainers=[gpu_container("debug", "0")])
+    request = request_for(body, "vision-lab")
+    outcome = judge(request)
+    assert any("Ephemeral Container" in error for error in outcome.invalid)
+    policy = admission_policy()
+    assert apiserver_model.evaluate_policy(outcome.seen, request, policy, admission_policy_binding()) == [
+        MESSAGES["opt-out"]
+    ]
+
+
+@pytest.mark.parametrize("zero", ["0", 0.0, "0m"], ids=repr)
+def test_a_zero_gpu_limit_outside_a_lab_is_denied_twice(zero: Any) -> None:
+    """The toleration EKS adds makes it a GPU pod, so the namespace rule applies too."""
+    assert set(admit(pod(gpu_container("main", zero)), "team-apps")) == {MESSAGES["opt-out"], MESSAGES["namespace"]}
+
+
+@pytest.mark.parametrize("zero", ["0", "0m"])
+def test_a_zero_gpu_limit_that_opts_out_is_admitted(zero: Any) -> None:
+    body = pod(container(gpu=True), gpu_container("sidecar", zero, env=visible("void")), tolerations=[GPU_TOLERATION])
+    assert admit(body, "vision-lab") == []
+
+
+@pytest.mark.parametrize("whole", WHOLE_FORMS, ids=repr)
+def test_one_whole_gpu_in_any_form_is_a_request(whole: Any) -> None:
+    assert admit(pod(gpu_container("main", whole)), "vision-lab") == []
+    assert admit(deployment(pod(gpu_container("main", whole))), "vision-lab", policy=workload_admission_policy()) == []
+
+
+@pytest.mark.parametrize("fraction", ["500m", "0.5", 0.5, "1500m", "-1"], ids=repr)
+def test_fractional_or_negative_gpus_are_refused_before_the_guard(fraction: Any) -> None:
+    outcome = judge(request_for(pod(gpu_container("main", fraction), tolerations=[GPU_TOLERATION]), "vision-lab"))
+    assert outcome.invalid and outcome.denied == []
+
+
+def test_the_old_rule_admitted_a_zero_gpu_limit() -> None:
+    """The bug: `nvidia.com/gpu in limits` alone was the request test, so `"0"` satisfied it."""
+    old = admission_policy()
+    rule = old["spec"]["validations"][1]
+    rule["expression"] = rule["expression"].replace(f" && c.resources.limits['{GPU_RESOURCE}'] != '0'", "")
+    assert judge(request_for(_zero_in("containers", "0", [GPU_TOLERATION]), "vision-lab"), old).denied == []
+
+
+# --- the API-server sequence -----------------------------------------------------------------------
+
+
+def test_a_gpu_request_without_a_toleration_is_judged_with_the_one_eks_adds() -> None:
+    outcome = judge(request_for(pod(container(gpu=True)), "team-apps"))
+    tolerations = outcome.seen["spec"]["tolerations"]
+    assert {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"} in tolerations
+    assert outcome.denied == [MESSAGES["namespace"]]
+    # The same manifest as a Deployment: no toleration is added to a template, the request alone counts.
+    assert admit(deployment(pod(container(gpu=True))), "team-apps", policy=workload_admission_policy()) == [
+        MESSAGES["namespace"]
+    ]
+
+
+def test_the_sequence_defaults_mutates_and_serialises_as_the_api_server() -> None:
+    outcome = judge(
+        request_for(pod(gpu_container("main", "1000m"), container("cpu-only", env=visible("void"))), "vision-lab")
+    )
+    main, cpu_only = outcome.seen["spec"]["containers"]
+    # Requests default to limits, in the canonical form the policy reads.
+    assert main["resources"]["requests"][GPU_RESOURCE] == main["resources"]["limits"][GPU_RESOURCE] == "1"
+    # LimitRanger fills the lab's default requests into a container that names none.
+    assert cpu_only["resources"]["requests"] == {"cpu": "100m", "memory": "256Mi"}
+    # DefaultTolerationSeconds adds NoExecute tolerations that do not tolerate the GPU taint.
+    keys = {t["key"]: t.get("tolerationSeconds") for t in outcome.seen["spec"]["tolerations"]}
+    assert keys == {GPU_RESOURCE: None, "node.kubernetes.io/not-ready": 300, "node.kubernetes.io/unreachable": 300}
+    assert outcome.denied == []
+
+
+def test_ephemeral_containers_arrive_as_an_update_of_the_subresource() -> None:
+    body = pod(
+        container(gpu=True),
+        tolerations=[GPU_TOLERATION],
+        ephemeralContainers=[container("debug", env=visible("void"))],
+    )
+    assert any("cannot be set on create" in error for error in judge(Request(body, LAB)).invalid)
+    request = request_for(body, "vision-lab")
+    assert (request.operation, request.subresource) == ("UPDATE", "ephemeralcontainers")
+    assert judge(request).admitted
+
+
+def test_lab_members_legitimate_pods_pass() -> None:
+    notebook = pod(
+        container(
+            "notebook",
+            image="quay.io/jupyter/pytorch-notebook:cuda12-2025-08-18",
+            resources={"limits": {GPU_RESOURCE: "1"}, "requests": {"memory": "4Gi"}},
+        )
+    )
+    trainer = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "train"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [gpu_container("train", 1), container("metrics", env=visible("void"))],
+                    "initContainers": [container("fetch-data", env=visible("none"))],
+                }
+            }
+        },
+    }
+    cpu_only = pod(container("pre-process", resources={"requests": {"cpu": "2", "memory": "1Gi"}}))
+    assert admit(notebook, "vision-lab") == []
+    assert admit(trainer, "vision-lab", policy=workload_admission_policy()) == []
+    assert admit(_pod_of(trainer), "vision-lab") == []
+    assert admit(cpu_only, "vision-lab") == []
+
+
 # --- the platform's own pods ---------------------------------------------------------------------
 
 
@@ -306,9 +496,12 @@ def test_every_daemon_set_and_the_demo_in_both_plans_pass(plans: dict[str, Plan]
         for workload in plan.objects("DaemonSet") + plan.objects("Deployment"):
             name = workload["metadata"]["namespace"]
             namespace = created.get(name, {"metadata": {"name": name, "labels": {}}})
-            assert admit(_pod_of(workload), name, namespace_object=namespace) == [], (stack, workload["metadata"])
+            ranges = [r for r in plan.objects("LimitRange") if r["metadata"]["namespace"] == name]
+            pod_denied = admit(_pod_of(workload), name, namespace_object=namespace, limit_ranges=ranges)
+            assert pod_denied == [], (stack, workload["metadata"])
             policy = workload_admission_policy()
-            assert admit(workload, name, namespace_object=namespace, policy=policy) == [], (stack, workload["metadata"])
+            denied = admit(workload, name, namespace_object=namespace, policy=policy, limit_ranges=ranges)
+            assert denied == [], (stack, workload["metadata"])
 
 
 def test_the_demo_pods_pass_in_their_lab(settings: dict[str, StackSettings]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+from decimal import Decimal
 from functools import cache
 from typing import Any
 
@@ -16,7 +17,7 @@ import jsonschema
 import pytest
 import yaml
 
-from components import gpu_catalog
+from components import gpu_catalog, quantity
 from components.constants import (
     DO_NOT_DISRUPT_ANNOTATION,
     EFS_CSI_ADDON,
@@ -31,11 +32,12 @@ from components.constants import (
 )
 from components.hub import SECRET_TRAITS
 from components.renderers import hub_storage, hub_values
+from components.renderers.gpu_admission_policy import admission_objects, admission_policy
 from components.renderers.lab_manifests import CONTAINER_DEFAULT_REQUESTS, lab_objects, lab_resource_quota
-from components.settings import LabSettings, StackSettings, load_settings, quantity_value
+from components.settings import LabSettings, StackSettings, load_settings
 from offline.plan import Plan
+from tests import apiserver_model
 from tests.conftest import STACKS, shared_path
-from tests.gpu_guard import evaluate
 from tests.k8s_validation import pod_can_land_on, tolerates, validate_core_object
 from tests.kubespawner_pods import helm_merge, spawned_pod, without_nulls
 from tests.pod_security import restricted_problems
@@ -238,6 +240,16 @@ def test_a_gpu_profile_fits_one_slot_of_the_pools_smallest_node(settings: dict[s
                     assert gpu_catalog.gpu_count(instance_type) >= 1
 
 
+def guard(
+    pod: dict[str, Any], namespace: dict[str, Any], limit_ranges: list[dict[str, Any]]
+) -> apiserver_model.Outcome:
+    """The GPU guard's verdict on creating `pod`, as the API server sees it after defaulting and LimitRanger."""
+    policy = admission_policy()
+    binding = next(o for o in admission_objects() if o["spec"].get("policyName") == policy["metadata"]["name"])
+    request = apiserver_model.Request(pod, namespace, "CREATE", "", None, limit_ranges)
+    return apiserver_model.admit(request, policy, binding)
+
+
 # --- the notebook Pods ----------------------------------------------------------------------------------
 
 
@@ -291,9 +303,10 @@ def test_notebook_pods_are_valid_restricted_and_admitted_by_the_gpu_guard(settin
         pod = hub_values.notebook_pod(stack_settings, lab, profile)
         assert validate_core_object(pod, stack_settings.kubernetes_version) == [], case
         assert restricted_problems(pod["spec"]) == [], case
-        namespace = lab_objects(lab, stack_settings.kubernetes_version)[0]
+        namespace, *objects = lab_objects(lab, stack_settings.kubernetes_version)
         assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
-        assert evaluate(pod, namespace) == [], case
+        outcome = guard(pod, namespace, [o for o in objects if o["kind"] == "LimitRange"])
+        assert (outcome.invalid, outcome.denied) == ([], []), case
 
 
 def test_the_pod_checks_are_not_vacuous(settings: dict[str, StackSettings]) -> None:
@@ -306,7 +319,7 @@ def test_the_pod_checks_are_not_vacuous(settings: dict[str, StackSettings]) -> N
                "capabilities": {"add": ["NET_ADMIN"]}}}  # fmt: skip
     assert restricted_problems({**pod["spec"], "initContainers": [blocker]})
     other = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-apps", "labels": {}}}
-    assert evaluate(pod, other)
+    assert guard(pod, other, []).denied
 
 
 def test_gpu_notebooks_take_one_slot_on_their_pool_and_cpu_notebooks_none(settings: dict[str, StackSettings]) -> None:
@@ -334,18 +347,18 @@ def test_gpu_notebooks_take_one_slot_on_their_pool_and_cpu_notebooks_none(settin
 
 def quota_admits(quota: dict[str, Any], pods: list[dict[str, Any]]) -> int:
     """How many of `pods`, created in order, the ResourceQuota admits (requests summed per resource)."""
-    hard = {key.removeprefix("requests."): quantity_value(value) for key, value in quota["spec"]["hard"].items()}
-    used = dict.fromkeys(hard, 0.0)
+    hard = {key.removeprefix("requests."): quantity.parse(value) for key, value in quota["spec"]["hard"].items()}
+    used = dict.fromkeys(hard, Decimal(0))
     admitted = 0
     for pod in pods:
-        requests: dict[str, float] = {}
+        requests: dict[str, Decimal] = {}
         for container in pod["spec"]["containers"]:
             for resource, amount in container["resources"]["requests"].items():
-                requests[resource] = requests.get(resource, 0.0) + quantity_value(str(amount))
-        if any(used[r] + requests.get(r, 0.0) > hard[r] for r in hard):
+                requests[resource] = requests.get(resource, Decimal(0)) + quantity.parse(str(amount))
+        if any(used[r] + requests.get(r, Decimal(0)) > hard[r] for r in hard):
             break
         for r in hard:
-            used[r] += requests.get(r, 0.0)
+            used[r] += requests.get(r, Decimal(0))
         admitted += 1
     return admitted
 

@@ -101,7 +101,7 @@ def test_node_pool_requirements_and_disruption_follow_settings() -> None:
     # Expected values as Pulumi.staging.yaml's g4-nodepool states them (architectures and the grace period
     # are the settings defaults).
     assert _requirements(node_pool) == {
-        "node.kubernetes.io/instance-type": ("In", ["g4dn.12xlarge", "g4dn.2xlarge", "g4dn.xlarge"]),
+        "node.kubernetes.io/instance-type": ("In", ["g4dn.2xlarge", "g4dn.xlarge"]),
         "karpenter.k8s.aws/instance-gpu-manufacturer": ("In", ["nvidia"]),
         "karpenter.sh/capacity-type": ("In", ["on-demand"]),
         "kubernetes.io/arch": ("In", ["amd64"]),

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from components.constants import GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE
+from components.constants import DEMO_POD_REQUESTS, GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE
 from components.renderers.access_entries import principal_slug
 from components.renderers.demo_manifests import demo_deployment
 from components.renderers.gpu_capacity import lab_slot_warning, max_schedulable_slots
@@ -68,7 +68,7 @@ BAD_LABS: list[tuple[list[dict[str, Any]], str, str]] = [
     ([DEMO_LAB, {"name": "a", "gpuSlots": 1, "memory": "64GB"}], "gpu-platform:labs[1].memory", "'64GB' is not a Kubernetes quantity"),
     ([DEMO_LAB, {"name": "a", "gpuSlots": 1, "quota": 1}], "gpu-platform:labs[1].quota", "unknown key"),
     ([DEMO_LAB, {"name": "learning-lab", "gpuSlots": 1}], "gpu-platform:labs", "names must be unique"),
-    ([DEMO_LAB, {"name": "a", "gpuSlots": 1, "members": [ADMIN]}], "gpu-platform:labs[1].members", "cluster admins"),
+    ([DEMO_LAB, {"name": "a", "gpuSlots": 1, "members": [ADMIN]}], "gpu-platform:labs[1].members[0]", "gpu-platform:cluster.adminPrincipalArns[0]"),
     ([{"name": "other-lab", "gpuSlots": 3}], "gpu-platform:demo.namespace", "must be one of the labs"),
     ([{"name": "learning-lab", "gpuSlots": 2}], "gpu-platform:demo.replicas", "gpuSlots 2"),
 ]  # fmt: skip
@@ -207,10 +207,14 @@ def test_members_get_edit_access_scoped_to_their_lab_namespaces(
 ) -> None:
     for stack, plan in plans.items():
         scopes = lab_access_scopes(list(settings[stack].labs))
-        associations = plan.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
-        (labs,) = plan.of_type("gpu-platform:labs:Labs")
-        entries = [e for e in plan.of_type("aws:eks/accessEntry:AccessEntry") if e["parent"] == labs["urn"]]
-        assert {e["inputs"]["principalArn"] for e in entries} == set(scopes), stack
+        associations = [
+            a
+            for a in plan.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+            if a["inputs"]["policyArn"] == LAB_ACCESS_POLICY_ARN
+        ]
+        (access,) = plan.of_type("gpu-platform:access:ClusterAccess")
+        entries = [e for e in plan.of_type("aws:eks/accessEntry:AccessEntry") if e["parent"] == access["urn"]]
+        assert set(scopes) <= {e["inputs"]["principalArn"] for e in entries}, stack
         assert len(associations) == len(scopes), stack
         for association in associations:
             inputs = association["inputs"]
@@ -286,3 +290,33 @@ def test_the_demo_fits_its_labs_quota(settings: dict[str, StackSettings]) -> Non
     assert set(used) == set(hard)
     for key, per_pod in used.items():
         assert _quantity(per_pod) * staging.demo.replicas <= _quantity(hard[key]), key
+
+
+# --- issue 17: the demo fits its lab's quota; decimal quantities are quantities ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("resource", "quota"),
+    [("memory", "2Gi"), ("memory", "3G"), ("cpu", "500m"), ("cpu", "0.7")],
+)
+def test_a_lab_whose_quota_cannot_fit_the_demo_is_rejected(
+    staging_config: dict[str, str], resource: str, quota: str
+) -> None:
+    """Staging's demo runs 3 pods of 250m / 1Gi requests in its lab: 750m and 3Gi (3221225472 bytes) are needed.
+    The demo skips await, so a quota too small would refuse its pods silently."""
+    lab = {**DEMO_LAB, "gpuSlots": 6, resource: quota}
+    ((path, message),) = _problems(_with_labs(staging_config, [lab]))
+    assert path == "gpu-platform:demo.replicas"
+    assert f"gpu-platform:labs[0].{resource}: {quota}" in message and f"3 x {DEMO_POD_REQUESTS[resource]}" in message
+
+
+@pytest.mark.parametrize(("cpu", "memory"), [("750m", "3Gi"), ("1", "3221225472"), ("0.75", "4G")])
+def test_a_lab_that_exactly_or_amply_fits_the_demo_loads(staging_config: dict[str, str], cpu: str, memory: str) -> None:
+    lab = {**DEMO_LAB, "gpuSlots": 6, "cpu": cpu, "memory": memory}
+    assert load_settings(_with_labs(staging_config, [lab])).labs[0].memory == memory
+
+
+@pytest.mark.parametrize("memory", ["64G", "64000M", "6.4e10", "64Gi", "1E"])
+def test_decimal_suffixes_and_exponents_are_quantities(staging_config: dict[str, str], memory: str) -> None:
+    lab = {**DEMO_LAB, "gpuSlots": 6, "memory": memory}
+    assert load_settings(_with_labs(staging_config, [lab])).labs[0].memory == memory

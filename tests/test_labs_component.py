@@ -1,4 +1,4 @@
-"""The Labs component under Pulumi mocks: exact objects, provider, parents, stable member names, demo wiring."""
+"""The Labs component under Pulumi mocks: exact objects, provider, parents, no access entries, demo wiring."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 from components.demo import DemoWorkload, DemoWorkloadArgs
 from components.device_plugin import DevicePlugin, DevicePluginArgs
 from components.labs import Labs, LabsArgs
-from components.renderers.access_entries import principal_slug
 from components.renderers.gpu_admission_policy import admission_objects
 from components.renderers.lab_manifests import lab_objects
 from components.settings import StackSettings, load_settings
@@ -45,7 +44,7 @@ def record(settings: StackSettings, *, with_demo: bool = False) -> list[Registra
     @pulumi.runtime.test
     def run() -> None:
         provider = k8s.Provider("k8s", kubeconfig="{}")
-        labs = Labs("labs", LabsArgs(settings=settings, k8s_provider=provider, eks_cluster_name="test-cluster"))
+        labs = Labs("labs", LabsArgs(settings=settings, k8s_provider=provider))
         if with_demo:
             plugin = DevicePlugin("nvidia-device-plugin", DevicePluginArgs(settings=settings, k8s_provider=provider))
             DemoWorkload(
@@ -83,24 +82,9 @@ def test_kubernetes_children_are_exactly_the_rendered_objects(registrations: lis
         assert r.provider is not None and r.provider.startswith(provider.urn + "::")
 
 
-def test_member_resources_are_named_by_arn_not_position(registrations: list[Registration]) -> None:
-    names = {r.name for r in registrations if r.type in (ENTRY, ASSOCIATION)}
-    reordered = {r.name for r in record(prod_settings(reverse_members=True)) if r.type in (ENTRY, ASSOCIATION)}
-    assert names == reordered
-    for r in registrations:
-        if r.type == ENTRY:
-            assert r.name == f"labs-member-{principal_slug(r.inputs['principalArn'])}"
-            assert r.inputs["clusterName"] == "test-cluster" and r.inputs["type"] == "STANDARD"
-
-
-def test_a_change_of_labs_deletes_the_old_association_before_creating_the_new_one(
-    registrations: list[Registration],
-) -> None:
-    """EKS keeps one association per (principal, policy): create-before-delete would end with none."""
-    associations = [r for r in registrations if r.type == ASSOCIATION]
-    assert len(associations) == 3  # prod: vision-lab's two members, nlp-lab's one more (the TA is in both)
-    assert all(r.delete_before_replace for r in associations)
-    assert not any(r.delete_before_replace for r in registrations if r.type == ENTRY)
+def test_labs_create_no_access_entries(registrations: list[Registration]) -> None:
+    """Members' entries are components/access.py's (one entry per principal, whatever its role)."""
+    assert not [r for r in registrations if r.type in (ENTRY, ASSOCIATION)]
 
 
 def test_the_demo_runs_in_its_lab_namespace() -> None:

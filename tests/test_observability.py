@@ -45,6 +45,8 @@ DOCUMENTED_GPU_METRICS = frozenset(
         "node_gpu_utilization",
         "node_gpu_memory_utilization",
         "pod_gpu_request",
+        "pod_gpu_utilization",
+        "pod_gpu_memory_utilization",
     }
 )
 MNG = "eks:index:ManagedNodeGroup"
@@ -363,8 +365,52 @@ def test_dashboard_body_has_the_structure_cloudwatch_accepts(stack: str) -> None
     assert any("per node" in t and "memory" not in t for t in titles) and any("memory" in t for t in titles)
     assert any("per lab" in t for t in titles) and any("GPU nodes" in t for t in titles)
     (intro,) = [w["properties"]["markdown"] for w in body["widgets"] if w["type"] == "text"]
-    assert "dcgm-exporter/issues/642" in intro and "request" in intro
+    assert "dcgm-exporter/pull/594" in intro and "per pod" in intro and "request" in intro
     assert "Follow-up:** GPU nodes per pool need Karpenter's own metrics" in intro
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_dashboard_searches_select_exactly_the_per_node_series(stack: str) -> None:
+    # node_gpu_* also exist per GPU device ({..., InstanceType, GpuDevice}); a SEARCH term `NodeName` matched both.
+    body = gpu_dashboard.render_dashboard(stack_settings(stack))
+    searches = [
+        row[-1]["expression"]
+        for widget in body["widgets"]
+        for row in widget["properties"].get("metrics", [])
+        if row[-1]["expression"].startswith("SEARCH(")
+    ]
+    assert len(searches) == 2
+    for search in searches:
+        assert search.startswith("SEARCH('{ContainerInsights,ClusterName,InstanceId,NodeName} MetricName=")
+        assert "GpuDevice" not in search and " NodeName'" not in search
+
+
+def test_dashboard_shows_gpu_use_per_lab_and_per_pod_of_each_lab() -> None:
+    settings = stack_settings(
+        "staging",
+        labs=[{"name": "learning-lab", "gpuSlots": 3, "members": []}, {"name": "lab-b", "gpuSlots": 3, "members": []}],
+    )
+    widgets = {
+        w["properties"].get("title"): w["properties"] for w in gpu_dashboard.render_dashboard(settings)["widgets"]
+    }
+    (per_lab,) = widgets["GPU utilisation per lab (namespace, %)"]["metrics"]
+    assert "AVG(pod_gpu_utilization)" in per_lab[0]["expression"] and "GROUP BY Namespace" in per_lab[0]["expression"]
+    # One per-pod widget per lab namespace (and the demo's), each filtered to that namespace.
+    for namespace in ("learning-lab", "lab-b"):
+        rows = widgets[f"GPU use per pod in lab {namespace} (%)"]["metrics"]
+        assert [
+            ("pod_gpu_utilization" in r[0]["expression"], "pod_gpu_memory_utilization" in r[0]["expression"])
+            for r in rows
+        ] == [
+            (True, False),
+            (False, True),
+        ]
+        assert all(
+            f"Namespace = '{namespace}'" in r[0]["expression"] and "GROUP BY PodName" in r[0]["expression"]
+            for r in rows
+        )
+    (idle,) = widgets["Least busy GPU pods (idle first, %)"]["metrics"]
+    assert idle[0]["expression"].endswith("GROUP BY Namespace, PodName ORDER BY MAX() ASC LIMIT 20")
 
 
 def test_dashboard_checks_catch_a_broken_body() -> None:
@@ -412,7 +458,11 @@ def _transform_args(type_: str) -> pulumi.ResourceTransformArgs:
 
 def test_node_repair_transform_sets_node_repair_config_on_the_node_group_only() -> None:
     result = node_repair.enable_node_repair(_transform_args("aws:eks/nodeGroup:NodeGroup"))
-    assert result is not None and result.props == {"clusterName": "c", "nodeRepairConfig": {"enabled": True}}
+    assert result is not None and result.props == {
+        "clusterName": "c",
+        # Repair stops when more than one node of the group is unhealthy at once (a latched monitor, #266).
+        "nodeRepairConfig": {"enabled": True, "maxUnhealthyNodeThresholdCount": 1, "maxParallelNodesRepairedCount": 1},
+    }
     assert node_repair.enable_node_repair(_transform_args("aws:ec2/launchTemplate:LaunchTemplate")) is None
 
 

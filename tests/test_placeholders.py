@@ -38,6 +38,17 @@ RULE = "no-documentation-placeholders"
         ("52.94.76.0/24", []),
         ("2600:1f14::/32", []),
         ("12:30", []),
+        # RFC 2606 e-mail domains (issue 17): example.com/.net/.org and subdomains, *.example, *.test, *.invalid.
+        ("ml-platform-oncall@example.com", ["ml-platform-oncall@example.com"]),
+        ("ops@alerts.example.net", ["ops@alerts.example.net"]),
+        ("a.b+gpu@Example.ORG", ["a.b+gpu@Example.ORG"]),
+        ("oncall@acme.example", ["oncall@acme.example"]),
+        ("oncall@ci.test", ["oncall@ci.test"]),
+        ("nobody@mail.invalid", ["nobody@mail.invalid"]),
+        ("oncall@acme-labs.io", []),
+        ("oncall@example.community", []),
+        ("oncall@myexample.com", []),
+        ("oncall@testing.dev", []),
     ],
 )
 def test_placeholders_in(text: str, found: list[str]) -> None:
@@ -58,6 +69,8 @@ SHIPPED_PLACEHOLDER_KEYS = {
         "gpu-platform:cluster.publicAccessCidrs[0]",
         "gpu-platform:cluster.adminPrincipalArns[0]",
         "gpu-platform:cluster.deployerPrincipalArn",
+        "gpu-platform:cluster.viewerPrincipalArns[0]",
+        "gpu-platform:observability.alarmSubscribers[0]",
         "gpu-platform:labs[0].members[0]",
         "gpu-platform:labs[0].hub.certificateArn",
     },
@@ -65,6 +78,8 @@ SHIPPED_PLACEHOLDER_KEYS = {
         "gpu-platform:cluster.publicAccessCidrs[0]",
         "gpu-platform:cluster.adminPrincipalArns[0]",
         "gpu-platform:cluster.deployerPrincipalArn",
+        "gpu-platform:cluster.viewerPrincipalArns[0]",
+        "gpu-platform:observability.alarmSubscribers[0]",
         "gpu-platform:observability.alarmSubscribers[1]",
         "gpu-platform:labs[0].members[0]",
         "gpu-platform:labs[0].members[1]",
@@ -108,9 +123,12 @@ def test_policy_check_rejects_the_shipped_plans(
     lines = result.stdout.splitlines()
     cluster = load_settings(stack_configs[stack]).cluster
     # What reaches resources: the explicit admin entries and the public endpoint CIDRs.
+    observability = load_settings(stack_configs[stack]).observability
     offending = {
         *(cidr for cidr in cluster.public_access_cidrs),
         *(account for arn in cluster.admin_principal_arns for account in placeholders_in(arn)),
+        # The alarm e-mail reaches the SNS subscription (issue 17: RFC 2606 domains are placeholders too).
+        *(email for email in observability.alarm_subscribers if "@" in email),
     }
     assert offending
     for value in offending:
@@ -125,7 +143,11 @@ def test_policy_check_passes_a_copy_with_real_looking_values(stack: str, tmp_pat
     text = (PROJECT_DIR / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8")
     for account in EXAMPLE_ACCOUNT_IDS:
         text = text.replace(account, "731245981032")
-    for documentation, real in (("198.51.100.0/24", "52.94.76.0/24"), ("203.0.113.0/24", "35.160.12.0/24")):
+    for documentation, real in (
+        ("198.51.100.0/24", "52.94.76.0/24"),
+        ("203.0.113.0/24", "35.160.12.0/24"),
+        ("@example.com", "@acme-labs.io"),
+    ):
         text = text.replace(documentation, real)
     (project / f"Pulumi.{stack}.yaml").write_text(text, encoding="utf-8")
     out = tmp_path / "plan"

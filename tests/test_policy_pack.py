@@ -293,11 +293,20 @@ def test_served_pack_defers_unknown_values_to_the_update(analyzer: analyzer_pb2_
 def test_served_pack_rejects_documentation_values_even_in_a_preview(
     analyzer: analyzer_pb2_grpc.AnalyzerStub, plans: dict[str, Plan]
 ) -> None:
-    """The shipped cluster's example admin ARN / CIDR are caught although its KMS key ARN is not known yet."""
+    """The shipped cluster's example CIDR and an admin's example ARN (its access entry, components/access.py) are
+    caught although the KMS key ARN and the cluster name are not known yet."""
     cluster = copy.deepcopy(plans["staging"].one(rules.EKS_CLUSTER_COMPONENT, "cluster-eks")["inputs"])
     cluster["encryptionConfigKeyArn"] = UNKNOWN_OBJECT_VALUE
+    entry_type = "aws:eks/accessEntry:AccessEntry"
+    (entry,) = [
+        copy.deepcopy(e["inputs"]) for e in plans["staging"].of_type(entry_type) if "platform-admin" in e["name"]
+    ]
+    entry["clusterName"] = UNKNOWN_OBJECT_VALUE
     diagnostics = [
-        d for d in _analyze(analyzer, rules.EKS_CLUSTER_COMPONENT, cluster) if d.policyName == PLACEHOLDER_RULE
+        d
+        for type_token, inputs in ((rules.EKS_CLUSTER_COMPONENT, cluster), (entry_type, entry))
+        for d in _analyze(analyzer, type_token, inputs)
+        if d.policyName == PLACEHOLDER_RULE
     ]
     assert [d.enforcementLevel for d in diagnostics] == [analyzer_pb2.MANDATORY] * 2
     messages = " ".join(d.message for d in diagnostics)

@@ -75,9 +75,25 @@ def test_first_deploy_with_an_unknown_egress_ip_fails() -> None:
     assert "egress IP unknown" in verdict.message
 
 
-def test_existing_cluster_through_the_public_endpoint_needs_no_probe() -> None:
-    verdict = preflight.decide(STAGING, "staging", INSIDE, ENDPOINT, _no_lookup, _no_connect)
+def test_existing_cluster_through_the_public_endpoint_needs_no_connection() -> None:
+    verdict = preflight.decide(STAGING, "staging", INSIDE, ENDPOINT, _resolves_to("52.8.1.2"), _no_connect)
     assert verdict.reachable
+
+
+def test_inside_the_vpc_the_private_path_decides_even_with_an_allowed_egress_ip() -> None:
+    """A NAT egress IP inside publicAccessCidrs does not help a runner that resolves the endpoint privately and
+    that the cluster security group refuses: it talks to the private address (issue 17, reach edge case 1)."""
+    verdict = preflight.decide(STAGING, "staging", INSIDE, ENDPOINT, _resolves_to("10.20.3.4"), _connects(False))
+    assert not verdict.reachable
+    assert "does not connect" in verdict.message and "security group" in verdict.message
+
+
+@pytest.mark.parametrize("address", ["100.64.0.10", "100.127.255.1"])
+def test_a_vpc_in_the_shared_address_space_counts_as_private(address: str) -> None:
+    """RFC 6598 100.64.0.0/10 is not `is_private` in Python, but VPCs use it (issue 17, reach edge case 2)."""
+    verdict = preflight.decide(STAGING, "staging", OUTSIDE, ENDPOINT, _resolves_to(address), _connects(True))
+    assert verdict.reachable, verdict.message
+    assert not preflight.is_private_address("100.128.0.1")
 
 
 def test_in_vpc_runner_reaches_the_private_endpoint() -> None:
@@ -108,12 +124,13 @@ def test_without_a_public_endpoint_an_allowed_ip_is_not_enough() -> None:
 
 
 def test_main_exit_codes_and_message(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(preflight, "describe_endpoint", lambda name, region: None)
+    monkeypatch.setattr(preflight.Aws, "run", lambda self, *args, **kwargs: {})
+    monkeypatch.setattr(preflight, "describe_endpoint", lambda aws, name: None)
     monkeypatch.setattr(preflight, "fetch_egress_ip", lambda: OUTSIDE)
-    assert preflight.main(["--stack", "staging"]) == 1
-    assert "UNREACHABLE" in capsys.readouterr().out
+    assert preflight.main(["--stack", "staging", "--check", "reach"]) == 1
+    assert "reach: FAILED" in capsys.readouterr().out
     monkeypatch.setattr(preflight, "fetch_egress_ip", lambda: INSIDE)
-    assert preflight.main(["--stack", "staging"]) == 0
+    assert preflight.main(["--stack", "staging", "--check", "reach"]) == 0
     assert preflight.main(["--stack", "no-such-stack"]) == 2
 
 
@@ -143,4 +160,4 @@ def test_every_pulumi_job_runs_on_the_configurable_runner_after_the_preflight(na
         credentials_at = next(i for i, s in enumerate(steps) if "configure-aws-credentials" in str(s.get("uses", "")))
         pulumi_at = [i for i, s in enumerate(steps) if "pulumi/" in str(s.get("uses", ""))]
         assert credentials_at < preflight_at < min(pulumi_at)
-        assert steps[preflight_at]["timeout-minutes"] == 1
+        assert steps[preflight_at]["timeout-minutes"] <= 2

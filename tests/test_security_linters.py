@@ -322,7 +322,10 @@ SKIPPABLE_CHECKS = {
     "CKV_K8S_15": "imagePullPolicy Always: pinned images stay IfNotPresent so a restart never depends on a registry",
     "CKV_K8S_23": "root user: for node agents that must write into root-owned host directories",
     "CKV_K8S_40": "high UID: same node agents (they run as root)",
-    "CKV_K8S_43": "image digest: for images chosen in stack config, where a pinned tag is accepted",
+    "CKV_K8S_43": "image digest: for images chosen in stack config, where a pinned tag is accepted, and the GPU "
+    "metrics exporter's release tag, whose digest could not be read offline (docs/gpu-health.md)",
+    "CKV_K8S_17": "host PID namespace: for the GPU metrics exporter, which maps GPU processes to pods (dcgm-exporter#594)",
+    "CKV_K8S_38": "service account token: for the GPU metrics exporter's read-only pod informer (pod UIDs)",
 }
 
 

@@ -245,3 +245,25 @@ def test_replicas_default_per_strategy(
 ) -> None:
     settings = load_settings(_with(stack_configs["staging"], "gpu-platform:gpuSharing", sharing))
     assert settings.gpu_sharing.replicas == replicas
+
+
+# --- issue 17: a nested key written flat (`pulumi config set` without --path) -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flat", "inside", "nested"),
+    [
+        ("gpu-platform:cluster.deployerPrincipalArn", "gpu-platform:cluster", "deployerPrincipalArn"),
+        ("gpu-platform:observability.gpuMetrics", "gpu-platform:observability", "gpuMetrics"),
+    ],
+)
+def test_a_nested_key_written_flat_says_where_it_goes_and_the_path_form(
+    stack_configs: dict[str, dict[str, str]], flat: str, inside: str, nested: str
+) -> None:
+    config = {**stack_configs["staging"], flat: "arn:aws:iam::731245981032:role/deploy"}
+    with pytest.raises(SettingsError) as caught:
+        load_settings(config)
+    ((path, message),) = caught.value.problems
+    assert path == flat
+    assert f"belongs inside the structured key '{inside}'" in message and f"`{nested}:`" in message
+    assert f"pulumi config set --path '{flat}' <value>" in message

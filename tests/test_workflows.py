@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
+from components.renderers.access_entries import access_matrix
+from components.settings import load_settings
 from offline.config_files import read_stack_config
 from tests.conftest import PROJECT_DIR, STACKS
 
@@ -218,3 +220,86 @@ def test_pulumi_runs_with_the_policy_pack_and_the_pinned_cli(workflows: dict[str
     for step in steps:
         assert step["with"]["policyPacks"] == "policy"
         assert step["with"]["pulumi-version"] == _requirement_pin("pulumi")
+
+
+# --- issue 17: workflows that work from an empty account ---------------------------------------------------------
+
+# The repository variable holding each role a workflow assumes -> the stack key whose principal is that role (and so
+# gets its EKS access entry). README "Runner" says the same; a new role variable must be added here.
+ROLE_KEYS = {
+    "AWS_DEPLOY_ROLE_ARN": "gpu-platform:cluster.deployerPrincipalArn",
+    "AWS_PREVIEW_ROLE_ARN": "gpu-platform:cluster.viewerPrincipalArns",
+}
+# What each pulumi command needs from the cluster: `up` creates and changes everything (the creator entry is
+# cluster admin), `preview --refresh` reads every Kubernetes resource (cluster-wide view is enough).
+ACCESS_NEEDED = {"up": {"cluster admin"}, "preview": {"cluster admin", "cluster view"}}
+VARIABLE = re.compile(r"\$\{\{[^}]*?\b(vars|secrets)\.([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def test_every_pulumi_step_creates_a_missing_stack(workflows: dict[str, dict[str, Any]]) -> None:
+    """pulumi/actions v7.0.0 selects an existing stack unless `upsert: true` (src/main.ts; action.yml default
+    'false'): without it a first deploy or a new stack's first preview fails."""
+    steps = [step for workflow in workflows.values() for _, _, step in _pulumi_steps(workflow)]
+    assert steps
+    for step in steps:
+        if step["with"]["command"] in ("up", "preview"):
+            assert step["with"].get("upsert") is True, step["name"]
+
+
+def _assumed_role_variable(job: dict[str, Any]) -> str:
+    (aws,) = [s for s in _steps(job) if _action(s) == AWS_CREDENTIALS_ACTION]
+    match = re.fullmatch(r"\$\{\{ vars\.(\w+) \}\}", aws["with"]["role-to-assume"])
+    assert match, aws["with"]["role-to-assume"]
+    return match.group(1)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_assumed_role_has_the_access_its_pulumi_step_needs(
+    workflows: dict[str, dict[str, Any]], stack: str
+) -> None:
+    settings = load_settings(read_stack_config(PROJECT_DIR, stack).values)
+    matrix = access_matrix(settings)
+    checked = []
+    for workflow in workflows.values():
+        for _, job, step in _pulumi_steps(workflow):
+            variable = _assumed_role_variable(job)
+            key = ROLE_KEYS[variable]
+            grants = {g.access for a in matrix for g in a.grants if any(k.startswith(key) for k in g.keys)}
+            assert grants & ACCESS_NEEDED[step["with"]["command"]], (variable, key, grants)
+            checked.append(variable)
+    assert set(checked) == set(ROLE_KEYS)
+
+
+def test_every_variable_and_secret_the_workflows_read_is_in_the_readme_runner_section() -> None:
+    readme = (PROJECT_DIR / "README.md").read_text(encoding="utf-8")
+    runner = readme.split("### Runner", 1)[1].split("\n## ", 1)[0]
+    used = {match for path in WORKFLOWS for match in VARIABLE.findall(path.read_text(encoding="utf-8"))}
+    assert {name for kind, name in used if kind == "vars"} >= {"AWS_DEPLOY_ROLE_ARN", "PULUMI_ORG", "SHARED_REPOSITORY"}
+    for kind, name in sorted(used):
+        assert f"`{name}`" in runner or f"**`{name}`**" in runner, f"{kind}.{name} is not in README 'Runner'"
+
+
+def test_pull_requests_run_offline_diff_against_the_base_branch_into_the_job_summary(
+    workflows: dict[str, dict[str, Any]],
+) -> None:
+    (job,) = workflows["preview"]["jobs"].values()
+    steps = _steps(job)
+    (base,) = [s for s in steps if _action(s) == "actions/checkout" and s.get("with", {}).get("path") == "base"]
+    assert base["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+    (diff_at,) = [i for i, s in enumerate(steps) if "python -m offline.diff build/base build/head" in s.get("run", "")]
+    script = steps[diff_at]["run"]
+    assert "--out ../build/base" in script and "--out build/head" in script
+    assert '>> "$GITHUB_STEP_SUMMARY"' in script and 'exit "$status"' in script
+    assert diff_at < min(i for i, s in enumerate(steps) if _action(s) == PULUMI_ACTION)
+
+
+def test_preflight_runs_every_check_before_up_and_all_but_caller_before_preview(
+    workflows: dict[str, dict[str, Any]],
+) -> None:
+    for name, expected in (("deploy", None), ("preview", "reach,addons,quotas")):
+        for job in workflows[name]["jobs"].values():
+            runs = [s.get("run", "") for s in _steps(job) if "preflight.py" in s.get("run", "")]
+            if not _steps(job):
+                continue
+            (run,) = runs
+            assert (f"--check {expected}" in run) if expected else "--check" not in run, run

@@ -1,9 +1,15 @@
-"""EKS access entries: a stable key per principal, and who is cluster admin and why. Pure, no pulumi.
+"""EKS access entries: a stable key per principal, who gets which access and why. Pure, no pulumi.
 
-pulumi-eks names each access entry child `<cluster component>-<key>` (pulumi/pulumi-eks
-nodejs/eks/cluster/authenticationMode.ts `createAccessEntries`, v4.3.0), so the key is part of the
-child's URN: keyed by list position, removing or reordering a principal would replace every entry
-after it, and the replacement's create races the old entry's delete (409 ResourceInUseException).
+EKS allows one access entry per principal (a second create fails with 409 ResourceInUseException), so
+every principal but the cluster creator gets exactly one entry whose resource name is `principal_slug`
+of its ARN, whatever its role: admin, viewer and lab member differ only in their policy associations.
+Moving a principal between `cluster.adminPrincipalArns`, `cluster.viewerPrincipalArns` and a lab's
+`members` then changes associations, never the entry (`components/access.py` creates them).
+
+Until round 3, admins were pulumi-eks children named `<cluster component>-<key>` (pulumi/pulumi-eks
+nodejs/eks/cluster/authenticationMode.ts `createAccessEntries`, v4.3.0; association
+`<component>-<key>-<policy key>`, parented to its entry) and lab members `labs-member-<slug>`: both
+former URNs are aliases of the new entry, so a deployed stack moves them without a delete or create.
 """
 
 from __future__ import annotations
@@ -11,7 +17,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from components.constants import CLUSTER_ADMIN_POLICY_ARN, CLUSTER_VIEW_POLICY_ARN, NAMESPACE_EDIT_POLICY_ARN
+from components.settings import StackSettings
 
 # A DNS label (RFC 1123): the key also ends up in resource names, so it must be safe there.
 _MAX_SLUG = 63
@@ -71,3 +80,90 @@ def issuer_mismatch(deployer_arn: str | None, issuer_arn: str) -> str | None:
             "configured deployer"
         )
     return None
+
+
+# --- the access matrix: every principal, its access, and the config key granting it ----------------
+
+ADMIN_KEY = "gpu-platform:cluster.adminPrincipalArns"
+VIEWER_KEY = "gpu-platform:cluster.viewerPrincipalArns"
+DEPLOYER_KEY = "gpu-platform:cluster.deployerPrincipalArn"
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One policy association: what it allows, where, and which config keys grant it."""
+
+    access: str  # "cluster admin", "cluster view", "edit in namespaces a, b"
+    association: str  # the association's short name, part of its resource name
+    policy_arn: str
+    scope: str  # EKS accessScope.type: "cluster" or "namespace"
+    namespaces: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PrincipalAccess:
+    principal: str
+    grants: tuple[Grant, ...] = field(default_factory=tuple)
+    # The creator entry: EKS creates it with the cluster, so this program creates no entry for it.
+    creator: bool = False
+
+
+def access_matrix(settings: StackSettings) -> list[PrincipalAccess]:
+    """The creator first, then every explicit principal (sorted by ARN) with its grants.
+
+    Settings validation already rejects conflicting listings (deployer in any list, admin also viewer or lab
+    member); a viewer may also be a lab member (cluster view plus edit in its labs).
+    """
+    cluster = settings.cluster
+    creator = PrincipalAccess(
+        cluster.deployer_principal_arn or UNKNOWN_DEPLOYER,
+        (Grant("cluster admin", "cluster-admin", CLUSTER_ADMIN_POLICY_ARN, "cluster", keys=(DEPLOYER_KEY,)),),
+        creator=True,
+    )
+    grants: dict[str, list[Grant]] = {}
+    for index, arn in enumerate(cluster.admin_principal_arns):
+        grant = Grant(
+            "cluster admin", "cluster-admin", CLUSTER_ADMIN_POLICY_ARN, "cluster", keys=(f"{ADMIN_KEY}[{index}]",)
+        )
+        grants.setdefault(arn, []).append(grant)
+    for index, arn in enumerate(cluster.viewer_principal_arns):
+        grant = Grant(
+            "cluster view", "cluster-view", CLUSTER_VIEW_POLICY_ARN, "cluster", keys=(f"{VIEWER_KEY}[{index}]",)
+        )
+        grants.setdefault(arn, []).append(grant)
+    lab_keys: dict[str, list[tuple[str, str]]] = {}
+    for lab_index, lab in enumerate(settings.labs):
+        for member_index, member in enumerate(lab.members):
+            lab_keys.setdefault(member, []).append(
+                (lab.name, f"gpu-platform:labs[{lab_index}].members[{member_index}]")
+            )
+    for member, places in lab_keys.items():
+        namespaces = tuple(sorted(name for name, _ in places))
+        grant = Grant(
+            f"edit in namespaces {', '.join(namespaces)}",
+            "namespace-edit",
+            NAMESPACE_EDIT_POLICY_ARN,
+            "namespace",
+            namespaces=namespaces,
+            keys=tuple(key for _, key in places),
+        )
+        grants.setdefault(member, []).append(grant)
+    explicit = [PrincipalAccess(arn, tuple(grants[arn])) for arn in sorted(grants)]
+    return [creator, *explicit]
+
+
+def explicit_entries(settings: StackSettings) -> list[PrincipalAccess]:
+    """The principals this program creates an access entry for (everyone but the creator)."""
+    return [access for access in access_matrix(settings) if not access.creator]
+
+
+def matrix_lines(settings: StackSettings) -> list[str]:
+    """The synth summary's access matrix: principal -> access -> the config key granting it."""
+    lines = ["Access matrix (EKS access entries; one per principal, its role set by policy associations):"]
+    for access in access_matrix(settings):
+        note = f"  [{CREATOR_REASON}]" if access.creator else f"  [entry '{principal_slug(access.principal)}']"
+        lines.append(f"  {access.principal}{note}")
+        for grant in access.grants:
+            lines.append(f"    -> {grant.access:<34} <- {', '.join(grant.keys)}")
+    return lines

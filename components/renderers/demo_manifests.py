@@ -18,6 +18,7 @@ from typing import Any
 
 from components import gpu_catalog
 from components.constants import (
+    DEMO_POD_REQUESTS,
     EKS_NODE_GROUP_LABEL_KEY,
     GPU_ENABLED_NAMESPACE_LABEL,
     GPU_LABEL_KEY,
@@ -40,7 +41,7 @@ from components.settings import DemoSettings, StackSettings
 DEMO_APP = "learning-lab"
 DEMO_GPUS_PER_POD = 1
 DEMO_RESOURCES = {
-    "requests": {"cpu": "250m", "memory": "1Gi"},
+    "requests": dict(DEMO_POD_REQUESTS),
     # Extended resources are set as limits only; the request defaults to the limit.
     "limits": {"cpu": "1", "memory": "2Gi", GPU_RESOURCE: str(DEMO_GPUS_PER_POD)},
 }

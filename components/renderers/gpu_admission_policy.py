@@ -5,16 +5,22 @@ and the MPS daemon legitimately use every GPU) it denies, on pod CREATE and UPDA
 containers arrive as an UPDATE of `pods/ephemeralcontainers`):
 - any container (init and ephemeral too) that sets `NVIDIA_VISIBLE_DEVICES` to anything but
   `void`/`none`: the device plugin assigns GPUs, nobody picks them by hand;
-- in pods that tolerate the GPU taint, any container that neither requests `nvidia.com/gpu` nor opts
-  out with `NVIDIA_VISIBLE_DEVICES=void`/`none`: CUDA images bake `NVIDIA_VISIBLE_DEVICES=all` into
-  their ENV, so such a container would see every GPU of the node through the NVIDIA runtime;
-- pods that tolerate the GPU taint (key `nvidia.com/gpu`, or a key-less `Exists`) in a namespace
-  without the GPU-enabled label;
-- privileged containers in pods that tolerate the GPU taint;
+- in GPU pods, any container that neither requests at least one whole `nvidia.com/gpu` nor opts out
+  with `NVIDIA_VISIBLE_DEVICES=void`/`none`: CUDA images bake `NVIDIA_VISIBLE_DEVICES=all` into their
+  ENV, so such a container would see every GPU of the node through the NVIDIA runtime. A limit of `0`
+  is no request: the kubelet asks the device plugin for nothing, the plugin sets no variable, and the
+  quota is charged nothing (docs/gpu-guard.md);
+- GPU pods in a namespace without the GPU-enabled label;
+- privileged containers in GPU pods;
 - pods created with `spec.nodeName`, which skips the scheduler and with it the GPU taint;
-- in pods that tolerate the GPU taint, `envFrom` without a prefix, or with one that
+- in GPU pods, `envFrom` without a prefix, or with one that
   `NVIDIA_VISIBLE_DEVICES` starts with: a ConfigMap or Secret the user writes could otherwise set it
   (admission cannot read their data), after the device plugin's value.
+
+A GPU pod is one that tolerates the GPU taint (key `nvidia.com/gpu`, or a key-less `Exists`) or names
+`nvidia.com/gpu` in any container's resources, in any quantity: EKS runs the `ExtendedResourceToleration`
+admission plugin, which adds the GPU toleration to such a pod before the policy runs, and never to a
+workload's template, so the template policy must count the request itself.
 
 A second policy applies the same rules to the pod templates of workload controllers (Deployments,
 Jobs, CronJobs, ...), so a bad manifest is refused when it is applied, not later in a ReplicaSet's events.
@@ -44,6 +50,8 @@ NO_GPU_VALUES = ("void", "none")
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 # Every rule reads the pod spec through this variable: the pod's own, or a controller's pod template.
 POD_SPEC = "variables.podSpec"
+# Whether the pod is bound for GPU nodes (`gpu_pod()`), computed once per request.
+GPU_POD = "variables.gpuPod"
 POD_SPEC_OF_POD = "object.spec"
 POD_SPEC_OF_TEMPLATE = (
     "object.kind == 'CronJob' ? object.spec.jobTemplate.spec.template.spec : object.spec.template.spec"
@@ -82,9 +90,43 @@ def _gpu_enabled_namespace() -> str:
     )
 
 
-def _requests_gpu() -> str:
-    # Extended resources must set limits (requests default to them), so limits say it all.
-    return f"has(c.resources) && has(c.resources.limits) && '{GPU_RESOURCE}' in c.resources.limits"
+def _requests_whole_gpu() -> str:
+    """`c` has an `nvidia.com/gpu` limit of at least one whole GPU.
+
+    Limits say it all: the API server's field validation, which runs before any validating admission
+    policy, requires an extended resource's request to equal its limit and to be a whole number >= 0
+    (kubernetes/kubernetes `pkg/apis/core/validation/validation.go`, `validateResourceQuantityValue`).
+    The policy sees the quantity as `Quantity.String()`, which is `"0"` for every zero whatever was
+    written (`0`, `0.0`, `"0m"`, `"0Ki"`, `"0e3"`: `CanonicalizeBytes` in
+    `staging/src/k8s.io/apimachinery/pkg/api/resource/quantity.go`), so a string comparison is exact and
+    needs no `quantity()` library (which the offline CEL engine lacks; tests/apiserver_model.py).
+    """
+    limits = "c.resources.limits"
+    return f"has(c.resources) && has({limits}) && '{GPU_RESOURCE}' in {limits} && {limits}['{GPU_RESOURCE}'] != '0'"
+
+
+def _names_gpu_resource() -> str:
+    """`c` names `nvidia.com/gpu` in its limits or requests, in any quantity (0 included)."""
+    return " || ".join(
+        f"(has(c.resources) && has(c.resources.{kind}) && '{GPU_RESOURCE}' in c.resources.{kind})"
+        for kind in ("limits", "requests")
+    )
+
+
+def gpu_pod() -> str:
+    """True for a pod bound for GPU nodes: it tolerates the GPU taint, or requests `nvidia.com/gpu` at all.
+
+    EKS enables `ExtendedResourceToleration` (awsdocs/amazon-eks-user-guide, platform versions), which adds
+    `{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}` to every pod with that resource in a
+    container's or init container's requests, whatever the quantity (kubernetes/kubernetes
+    `plugin/pkg/admission/extendedresourcetoleration/admission.go`). It never touches a workload's template,
+    so the request is counted here too: both policies then judge the pod the API server will create.
+    """
+    requests = " || ".join(
+        f"(has({POD_SPEC}.{field}) && {POD_SPEC}.{field}.exists(c, {_names_gpu_resource()}))"
+        for field in ("containers", "initContainers")
+    )
+    return f"({tolerates_gpu_taint()}) || {requests}"
 
 
 def _not_privileged() -> str:
@@ -100,7 +142,7 @@ def _env_from_cannot_set_visible_devices() -> str:
 
 def validations() -> list[Manifest]:
     """The rules, each with a message that says what to change."""
-    tolerates = tolerates_gpu_taint()
+    tolerates = GPU_POD
     no_env_pick = f"!has(c.env) || c.env.all(e, e.name != '{VISIBLE_DEVICES_ENV}' || ({_OPTS_OUT}))"
     opts_out = f"has(c.env) && c.env.exists(e, {_OPTS_OUT})"
     values = "/".join(NO_GPU_VALUES)
@@ -112,22 +154,23 @@ def validations() -> list[Manifest]:
             "reason": "Forbidden",
         },
         {
-            "expression": f"!({tolerates}) || ({_every_container(f'({_requests_gpu()}) || ({opts_out})')})",
-            "message": f"in a pod that tolerates the {GPU_TAINT_KEY} taint every container must request "
-            f"{GPU_RESOURCE} in resources.limits or set {VISIBLE_DEVICES_ENV}={NO_GPU_VALUES[0]} "
-            "(CUDA images otherwise see every GPU of the node)",
+            "expression": f"!({tolerates}) || ({_every_container(f'({_requests_whole_gpu()}) || ({opts_out})')})",
+            "message": f"in a GPU pod every container must request at least one {GPU_RESOURCE} in "
+            f"resources.limits or set {VISIBLE_DEVICES_ENV}={NO_GPU_VALUES[0]} (CUDA images otherwise see every "
+            f"GPU of the node; a limit of 0 requests none and is charged nothing)",
             "reason": "Forbidden",
         },
         {
             "expression": f"!({tolerates}) || ({_gpu_enabled_namespace()})",
             "message": f"this namespace is not GPU-enabled: run GPU pods in a lab namespace (label "
-            f"{GPU_ENABLED_NAMESPACE_LABEL}=true, set by gpu-platform:labs), or drop the {GPU_TAINT_KEY} toleration",
+            f"{GPU_ENABLED_NAMESPACE_LABEL}=true, set by gpu-platform:labs), or drop the {GPU_TAINT_KEY} toleration "
+            f"and every {GPU_RESOURCE} request (EKS adds that toleration to any pod requesting {GPU_RESOURCE})",
             "reason": "Forbidden",
         },
         {
             "expression": f"!({tolerates}) || ({_every_container(_not_privileged())})",
-            "message": f"privileged containers may not run on GPU nodes: remove securityContext.privileged "
-            f"or the {GPU_TAINT_KEY} toleration",
+            "message": "privileged containers may not run on GPU nodes: remove securityContext.privileged "
+            "from this GPU pod",
             "reason": "Forbidden",
         },
         {
@@ -139,7 +182,7 @@ def validations() -> list[Manifest]:
         },
         {
             "expression": f"!({tolerates}) || ({_every_container(_env_from_cannot_set_visible_devices())})",
-            "message": f"in a pod that tolerates the {GPU_TAINT_KEY} taint, envFrom needs a prefix (one that "
+            "message": f"in a GPU pod, envFrom needs a prefix (one that "
             f"{VISIBLE_DEVICES_ENV} does not start with, e.g. APP_): a ConfigMap or Secret could otherwise set "
             f"{VISIBLE_DEVICES_ENV}",
             "reason": "Forbidden",
@@ -168,7 +211,10 @@ def _policy(name: str, pod_spec: str, resource_rules: list[Manifest]) -> Manifes
         "spec": {
             "failurePolicy": "Fail",
             "matchConstraints": {"namespaceSelector": exempt_namespace_selector(), "resourceRules": resource_rules},
-            "variables": [{"name": POD_SPEC.removeprefix("variables."), "expression": pod_spec}],
+            "variables": [
+                {"name": POD_SPEC.removeprefix("variables."), "expression": pod_spec},
+                {"name": GPU_POD.removeprefix("variables."), "expression": gpu_pod()},
+            ],
             "validations": validations(),
         },
     }

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.constants import GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE, PROJECT
+from components.constants import GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE, NAMESPACE_EDIT_POLICY_ARN, PROJECT
 from components.settings import LabSettings
 
 Manifest = dict[str, Any]
 
 # EKS access policy lab members get, scoped to their lab's namespace only.
-LAB_ACCESS_POLICY_ARN = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSEditPolicy"
+LAB_ACCESS_POLICY_ARN = NAMESPACE_EDIT_POLICY_ARN
 LAB_LABEL_KEY = "gpu-platform.io/lab"
 
 # Requests a container gets when it names none (LimitRange), small enough for notebooks' sidecars. No default

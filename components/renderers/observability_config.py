@@ -7,7 +7,9 @@ observability on EKS ("Amazon EKS and Kubernetes Container Insights with enhance
 metrics", AmazonCloudWatch/latest/monitoring/Container-Insights-metrics-enhanced-EKS): namespace
 `ContainerInsights`; `cluster_node_count` (ClusterName); `node_gpu_limit`, `node_gpu_usage_total`,
 `node_gpu_utilization`, `node_gpu_memory_utilization` (ClusterName | ClusterName, InstanceId, NodeName);
-`pod_gpu_request` (ClusterName | ClusterName, Namespace, PodName).
+`pod_gpu_request`, `pod_gpu_utilization`, `pod_gpu_memory_utilization` (ClusterName | ClusterName,
+Namespace | ClusterName, Namespace, PodName). The agent's metric declarations list the same sets
+(aws/amazon-cloudwatch-agent translator/translate/otel/exporter/awsemf, enhanced Container Insights).
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ NODE_GPU_USAGE: Final = "node_gpu_usage_total"
 NODE_GPU_UTILIZATION: Final = "node_gpu_utilization"
 NODE_GPU_MEMORY_UTILIZATION: Final = "node_gpu_memory_utilization"
 POD_GPU_REQUEST: Final = "pod_gpu_request"
+# Per-pod GPU use: the agent turns the exporter's per-process series (pod/namespace labels) into these
+# (ClusterName, Namespace | ClusterName, Namespace, PodName | ...).
+POD_GPU_UTILIZATION: Final = "pod_gpu_utilization"
+POD_GPU_MEMORY_UTILIZATION: Final = "pod_gpu_memory_utilization"
 
 
 def node_monitoring_agent_configuration() -> dict[str, Any]:
@@ -71,10 +77,16 @@ def cloudwatch_observability_configuration() -> dict[str, Any]:
     apply to every component without its own, the dcgm-exporter DaemonSet included (`common.tolerations`);
     the chart's default `operator: Exists` is restated so GPU nodes are covered explicitly.
     Container logs (Fluent Bit) stay off: GPU metrics are the point, and log ingestion is billed per GB.
+    The chart's dcgm-exporter is off (`dcgmExporter.enabled`, default true; templates/linux/
+    dcgm-exporter-daemonset.yaml renders nothing without it): it would start a second DCGM host engine on
+    every GPU node and cannot be pointed at another one, nor configured for per-pod use on shared GPUs. The
+    platform's own exporter (renderers/dcgm_exporter_manifests.py) takes its place behind the same Service,
+    so the agent's GPU metrics keep flowing (docs/gpu-health.md).
     """
     return {
         "tolerations": [{"operator": "Exists"}],
         "containerLogs": {"enabled": False},
+        "dcgmExporter": {"enabled": False},
         "agent": {
             "config": {
                 "logs": {
@@ -275,8 +287,8 @@ def idle_gpu_alarm(settings: StackSettings) -> AlarmSpec:
             f"More than {intended} GPU node(s) of {settings.cluster_name} (the warm slots' nodes and the demo's, "
             f"idle on purpose) have run for {observability.idle_gpu_hours} hour(s) while every GPU stayed below "
             f"{observability.idle_gpu_threshold_percent}% utilisation: a forgotten lab workload is burning money. "
-            "Find its pods (`kubectl get pods -A -o wide`, GPU requests) and scale them down; Karpenter then removes "
-            "the empty nodes."
+            "The GPU dashboard's widget 'Least busy GPU pods' names them per namespace and pod (per-pod GPU use from "
+            "the platform's dcgm-exporter); scale them down and Karpenter removes the empty nodes."
         ),
         comparison_operator="GreaterThanThreshold",
         threshold=0.5,  # the expression is 1 (idle) or 0

@@ -1,4 +1,6 @@
-"""Documentation values (example AWS accounts, documentation IP ranges) that must not reach AWS. Pure.
+"""Documentation values (example AWS accounts, documentation IP ranges and e-mail domains) that must not reach AWS.
+
+Pure.
 
 The shipped stack files use them on purpose, as examples; a real deploy must replace every one.
 The synth's "replace before a real deploy" block and the policy pack's `no-documentation-placeholders`
@@ -19,6 +21,13 @@ DOCUMENTATION_NETWORKS = tuple(
     ipaddress.ip_network(cidr) for cidr in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
 )
 
+# RFC 2606 reserves example.com/.net/.org (and their subdomains) and the TLDs .example, .test and .invalid:
+# an alarm e-mail sent there reaches nobody.
+_DOCUMENTATION_EMAIL = re.compile(
+    r"[\w.+%-]+@(?:[\w-]+\.)*(?:example\.(?:com|net|org)|[\w-]+\.(?:example|test|invalid))(?![\w.-])",
+    re.IGNORECASE,
+)
+
 _ACCOUNT_ID = re.compile(r"(?<![0-9])[0-9]{12}(?![0-9])")
 # Candidate addresses or CIDRs inside a longer string (an ARN, a URL, a JSON policy document).
 _ADDRESS = re.compile(r"[0-9A-Fa-f.:]*[.:][0-9A-Fa-f.:]*(?:/[0-9]{1,3})?")
@@ -33,8 +42,10 @@ def _in_documentation_range(text: str) -> bool:
 
 
 def placeholders_in(text: str) -> list[str]:
-    """The documentation values inside one string (an example account ID, a documentation address/CIDR)."""
+    """The documentation values inside one string (an example account ID, a documentation address/CIDR, an
+    e-mail address in an RFC 2606 domain)."""
     found = [match for match in _ACCOUNT_ID.findall(text) if match in EXAMPLE_ACCOUNT_IDS]
+    found += _DOCUMENTATION_EMAIL.findall(text)
     found += [match for match in _ADDRESS.findall(text) if _in_documentation_range(match)]
     return list(dict.fromkeys(found))
 

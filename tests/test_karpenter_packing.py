@@ -1,0 +1,86 @@
+"""The Karpenter packing model: how many nodes, of which type, one batch of pending GPU pods opens."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.renderers import karpenter_packing as packing
+from components.settings import StackSettings, load_settings
+from offline.config_files import read_stack_config
+from offline.plan import Plan
+from offline.summary import render_summary
+from tests.conftest import PROJECT_DIR
+
+
+def stack_settings(stack: str, **overrides: Any) -> StackSettings:
+    values = dict(read_stack_config(PROJECT_DIR, stack).values)
+    values.update({f"gpu-platform:{key}": json.dumps(value) for key, value in overrides.items()})
+    return load_settings(values)
+
+
+def staging_with_pool(**pool: Any) -> StackSettings:
+    values = dict(read_stack_config(PROJECT_DIR, "staging").values)
+    karpenter = json.loads(values["gpu-platform:karpenter"])
+    karpenter["nodePools"][0].update(pool)
+    values["gpu-platform:karpenter"] = json.dumps(karpenter)
+    return load_settings(values)
+
+
+def test_staging_first_batch_gets_one_g4dn_xlarge_per_three_slots() -> None:
+    settings = stack_settings("staging")
+    (row,) = packing.first_batch_rows(settings)
+    # Pulumi.staging.yaml: demo.replicas 3 (managed group off), warmGpuSlots 3, time-slicing x3 on 1-GPU types.
+    assert (row.pool, row.demo_slots, row.warm_slots) == ("g4-nodepool", 3, 3)
+    assert [(node.instance_type, node.slots) for node in row.nodes] == [("g4dn.xlarge", 3), ("g4dn.xlarge", 3)]
+    assert packing.mixed_gpu_count_warnings(settings) == []
+
+
+def test_a_pool_mixing_1_and_4_gpu_types_buys_the_4_gpu_node_for_six_slots() -> None:
+    # The staging pool as it was: the 6 slots stay on one NodeClaim, whose only remaining type is 4 GPUs.
+    settings = staging_with_pool(instanceTypes=["g4dn.xlarge", "g4dn.2xlarge", "g4dn.12xlarge"])
+    (row,) = packing.first_batch_rows(settings)
+    assert [(node.instance_type, node.slots, node.options) for node in row.nodes] == [
+        ("g4dn.12xlarge", 6, ("g4dn.12xlarge",))
+    ]
+    (warning,) = packing.mixed_gpu_count_warnings(settings)
+    assert "g4-nodepool" in warning and "1, 4 GPUs" in warning and "g4dn.12xlarge" in warning
+
+
+def test_a_batch_beyond_the_big_node_opens_a_second_claim() -> None:
+    slots = {"g4dn.xlarge": 3, "g4dn.12xlarge": 12}
+    nodes = packing.pack([1] * 14, slots)
+    assert [(node.instance_type, node.slots) for node in nodes] == [("g4dn.12xlarge", 12), ("g4dn.xlarge", 2)]
+
+
+def test_a_batch_that_fits_one_small_node_launches_the_cheapest_type() -> None:
+    nodes = packing.pack([1, 1], {"g4dn.12xlarge": 12, "g4dn.2xlarge": 3, "g4dn.xlarge": 3})
+    assert [(node.instance_type, node.options) for node in nodes] == [
+        ("g4dn.xlarge", ("g4dn.xlarge", "g4dn.2xlarge", "g4dn.12xlarge"))
+    ]
+
+
+def test_a_pod_no_type_holds_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no instance type holds a pod of 4 slots"):
+        packing.pack([4], {"g4dn.xlarge": 3})
+
+
+def test_prod_pools_by_family_say_they_mix_gpu_counts() -> None:
+    # instanceFamilies take every size of a family: 1-, 4- and 8-GPU types in one pool.
+    settings = stack_settings("prod")
+    warnings = packing.mixed_gpu_count_warnings(settings)
+    assert len(warnings) == len(settings.karpenter.node_pools)
+    assert all(pool.name in warning for pool, warning in zip(settings.karpenter.node_pools, warnings, strict=True))
+
+
+def test_summary_shows_the_first_batch_and_the_mixed_pool_warning(staging_plan: Plan) -> None:
+    lines = render_summary(stack_settings("staging"), staging_plan, "staging", Path("out")).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("First batch per pool"))
+    assert lines[start + 2].split() == ["g4-nodepool", "3", "3", "2", "g4dn.xlarge", "(3),", "g4dn.xlarge", "(3)"]
+    mixed = staging_with_pool(instanceTypes=["g4dn.xlarge", "g4dn.12xlarge"])
+    summary = render_summary(mixed, staging_plan, "staging", Path("out"))
+    assert "g4-nodepool                     3          3      1  g4dn.12xlarge (6)" in summary
+    assert "WARNING: pool g4-nodepool mixes instance types with 1, 4 GPUs" in summary
