@@ -214,8 +214,9 @@ CASES: list[Case] = [
     Case("viewer-twice", {"gpu-platform:cluster.viewerPrincipalArns": ["arn:aws:iam::111122223333:role/a", "arn:aws:iam::111122223333:role/a"]}, INVALID, ("gpu-platform:cluster.viewerPrincipalArns[1]",)),
     Case("ok-viewer-also-lab-member", {"gpu-platform:labs[0].members": ["arn:aws:iam::111122223333:role/github-actions-preview"]}, OK),
     Case("ok-lab-memory-decimal-suffix", {"gpu-platform:labs[0].memory": "64G"}, OK),
-    Case("demo-beyond-lab-memory", {"gpu-platform:labs[0].memory": "2Gi"}, INVALID, ("gpu-platform:demo.replicas",)),
-    Case("demo-beyond-lab-cpu", {"gpu-platform:labs[0].cpu": "500m"}, INVALID, ("gpu-platform:demo.replicas",)),
+    # Without the lab's hub, whose own quota check (hub-quota-too-small) would name the lab's key first.
+    Case("demo-beyond-lab-memory", {"gpu-platform:labs[0].memory": "2Gi", "gpu-platform:labs[0].hub": DELETE}, INVALID, ("gpu-platform:demo.replicas",)),
+    Case("demo-beyond-lab-cpu", {"gpu-platform:labs[0].cpu": "500m", "gpu-platform:labs[0].hub": DELETE}, INVALID, ("gpu-platform:demo.replicas",)),
     Case("lab-bad-cpu", {"gpu-platform:labs[0].cpu": "lots"}, INVALID, ("gpu-platform:labs[0].cpu",)),
     Case("lab-bad-memory", {"gpu-platform:labs[0].memory": "64GB"}, INVALID, ("gpu-platform:labs[0].memory",)),
     Case("duplicate-labs", {"gpu-platform:labs[1]": {"name": "learning-lab", "gpuSlots": 1}}, INVALID, ("gpu-platform:labs",)),
@@ -248,6 +249,7 @@ CASES: list[Case] = [
     Case("ok-hub-idle-minutes-bounds", {f"{HUB}.idleMinutes": 5, f"{HUB}.maxHours": 168}, OK),
     Case("leaf-secret-hub-password-in-clear-text", {f"{HUB}.auth.password": "workshop-2026"}, INVALID, (f"{HUB}.auth.password",)),
     Case("leaf-secret-in-lab-cpu", {"gpu-platform:labs[0].cpu": {"secure": "AAABAJ0y"}}, INVALID, ("gpu-platform:labs[0].cpu",)),
+    Case("hub-quota-too-small", {"gpu-platform:labs[0].memory": "20Gi"}, INVALID, ("gpu-platform:labs[0].memory",)),
     Case("hub-unknown-login", {f"{HUB}.auth.type": "dummy"}, INVALID, (f"{HUB}.auth",)),
     # --- several mistakes in one file: every one is named ------------------------------------------
     Case("three-mistakes", {"aws:region": "nowhere", "gpu-platform:kubernetesVersion": "0.1", "gpu-platform:gpuSharing.replicas": 1}, INVALID, ("aws:region", "gpu-platform:kubernetesVersion", "gpu-platform:gpuSharing.replicas")),
