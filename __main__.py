@@ -8,6 +8,7 @@ from components.demo import DemoWorkload, DemoWorkloadArgs
 from components.deployer_check import warn_unless_deployer
 from components.device_plugin import DevicePlugin, DevicePluginArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
+from components.hub import LabHubs, LabHubsArgs
 from components.karpenter import Karpenter, KarpenterArgs
 from components.lab_timetable import LabTimetable, LabTimetableArgs
 from components.labs import Labs, LabsArgs
@@ -76,6 +77,25 @@ if settings.demo.enabled:
             lab_objects=labs.namespace_objects.get(settings.demo.namespace, []),
         ),
     )
+
+# --- Each lab's JupyterHub (learners' front door) on shared EFS home directories ---
+if any(lab.hub is not None for lab in settings.labs):
+    hubs = LabHubs(
+        "hubs",
+        LabHubsArgs(
+            settings=settings,
+            k8s_provider=cluster.provider,
+            eks_cluster_name=cluster.eks_cluster_name,
+            vpc_id=network.vpc_id,
+            private_subnet_ids=network.private_subnet_ids,
+            node_security_group_id=cluster.node_security_group_id,
+            system_node_group=cluster.system_node_group,
+            pod_identity_agent=cluster.pod_identity_agent,
+            lab_namespaces=labs.namespaces,
+            lab_objects=labs.namespace_objects,
+        ),
+    )
+    pulumi.export("hubHomeFileSystemId", hubs.file_system.id)
 
 # --- GPU fleet health and utilisation: node repair signals, GPU metrics, dashboard, alarms ---
 if settings.observability.node_repair or settings.observability.gpu_metrics:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -22,9 +23,17 @@ from components.constants import PROJECT
 # creates (aws, kubernetes) and Pulumi's own keys (pulumi:tags, pulumi:template, ...).
 PROVIDER_NAMESPACES = ("aws", "kubernetes", "pulumi")
 
-# Keys that may hold a `secure:` value. None today: every gpu-platform key ends up in resource
-# names, tags, or plain Kubernetes objects, where a secret would be stored in clear text.
-SECRET_CAPABLE_KEYS: tuple[str, ...] = ()
+# Keys that may hold a `secure:` value: only `labs`, for its hubs' login secrets (below). Every other
+# gpu-platform key ends up in resource names, tags, or plain Kubernetes objects, in clear text.
+SECRET_CAPABLE_KEYS: tuple[str, ...] = (f"{PROJECT}:labs",)
+# The values inside those keys that may (and must) be secrets: a hub's passwords and OAuth client secret.
+SECRET_PATH = re.compile(rf"{PROJECT}:labs\[[0-9]+\]\.hub\.auth\.(password|adminPassword|clientSecret)")
+
+
+def may_be_secret(path: str) -> bool:
+    """A `secure:` value may sit at `path`: a hub secret, or the whole `labs` key (the runtime marks the key)."""
+    return path in SECRET_CAPABLE_KEYS or bool(SECRET_PATH.fullmatch(path))
+
 
 EMPTY_VALUE = "empty value (nothing after the colon): give a value; an empty key is never read as its default"
 
@@ -93,10 +102,9 @@ def null_locations(value: Any, location: Location) -> Iterator[Location]:
 
 
 def secret_message(key: str) -> str:
-    if SECRET_CAPABLE_KEYS:
-        allowed = f"only {', '.join(SECRET_CAPABLE_KEYS)} may be secrets"
-    else:
-        allowed = "no gpu-platform key holds a secret"
+    allowed = (
+        "only a hub's auth.password, auth.adminPassword and auth.clientSecret under gpu-platform:labs may be secrets"
+    )
     return (
         f"cannot be a secret ({allowed}: the value ends up in resource names, tags or Kubernetes objects "
         "in clear text); set it as plain text without 'secure:'"
@@ -231,6 +239,9 @@ def schema_at(model: type, location: Iterable[Any]) -> dict[str, Any] | None:
             return {"type": "string"}
         if isinstance(part, int):
             nxt = node.get("items")
+        elif "discriminator" in node:  # a tagged union: `part` names the member
+            ref = node["discriminator"]["mapping"].get(part)
+            nxt = {"$ref": ref} if ref else None
         else:
             nxt = node.get("properties", {}).get(part)
             if nxt is None and isinstance(node.get("additionalProperties"), dict):

@@ -190,3 +190,21 @@ KUBECTL_IMAGE: Final = (
 )
 # Where the timetable's CronJobs run (Pod Security `restricted`, no GPU toleration).
 TIMETABLE_NAMESPACE: Final = "lab-timetable"
+# --- Learning-lab JupyterHub (components/renderers/hub_values.py) ---------------------------------
+# zero-to-jupyterhub chart 4.4.0 ships JupyterHub 5.5.0 with jupyterhub-kubespawner 7.0.0
+# (jupyterhub/zero-to-jupyterhub-k8s images/hub/requirements.txt @ 4.4.0).
+JUPYTERHUB_CHART: Final = "jupyterhub"
+JUPYTERHUB_CHART_VERSION: Final = "4.4.0"
+JUPYTERHUB_CHART_REPO: Final = "https://hub.jupyter.org/helm-chart/"
+JUPYTERHUB_VERSION: Final = "5.5.0"
+KUBESPAWNER_VERSION: Final = "7.0.0"
+# The instance metadata service every node serves; no lab pod may reach it (IMDSv2 hop limit 1, NetworkPolicy).
+INSTANCE_METADATA_IP: Final = "169.254.169.254"
+# Amazon EFS CSI driver EKS add-on (kubernetes-sigs/aws-efs-csi-driver v3.4.1): its controller's service account
+# (charts/aws-efs-csi-driver/values.yaml `controller.serviceAccount.name`) gets AWS access through Pod Identity.
+EFS_CSI_ADDON: Final = "aws-efs-csi-driver"
+EFS_CSI_ADDON_VERSION: Final = "v3.4.1-eksbuild.1"
+EFS_CSI_PROVISIONER: Final = "efs.csi.aws.com"
+EFS_CSI_CONTROLLER_SERVICE_ACCOUNT: Final = "efs-csi-controller-sa"
+EFS_CSI_DRIVER_POLICY: Final = "service-role/AmazonEFSCSIDriverPolicy"
+NFS_PORT: Final = 2049

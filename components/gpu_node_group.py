@@ -58,7 +58,9 @@ class GpuNodeGroup(pulumi.ComponentResource):
             security_group_id=args.cluster.node_security_group_id,
             tags=settings.tags,
             parent=self,
-            user_data=render_gpu_user_data(settings.gpu_nodes, launched_by="managed-node-group", node_labels=labels),
+            user_data=render_gpu_user_data(
+                settings.gpu_node_bootstrap, launched_by="managed-node-group", node_labels=labels
+            ),
         )
 
         node_role = create_node_role(f"{name}-node", f"{cluster_name}-gpu-node", settings.tags, parent=self)

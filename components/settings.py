@@ -12,6 +12,7 @@ import ipaddress
 import json
 import re
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from typing import Annotated, Any, Literal, Self, get_args, get_origin
 
 from pydantic import (
@@ -53,6 +54,9 @@ GP3_MAX_MIBPS_PER_IOPS = 0.25
 # nodeadm's FastImagePull (SOCI parallel pull) is slower than the default below this root-volume throughput:
 # awslabs/amazon-eks-ami v20260724 nodeadm/doc/examples.md ("Enabling fast image pull").
 FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS = 600
+
+# Images GPU node userData pre-pulls at most (configured plus hub notebook images).
+PRE_PULL_MAX = 10
 
 # Kubelet --max-pods: the EKS guidance caps it at 110 below 30 vCPUs and 250 above.
 MAX_PODS_RANGE = (10, 250)
@@ -435,8 +439,8 @@ class GpuNodeSettings(_Model):
     """kubelet podPidsLimit."""
     root_volume: RootVolumeSettings = RootVolumeSettings()
     """The gp3 root volume of every GPU node."""
-    pre_pull_images: Annotated[list[PinnedImage], Field(max_length=10)] = []
-    """Images pulled into containerd at boot, so the first GPU pod starts fast."""
+    pre_pull_images: Annotated[list[PinnedImage], Field(max_length=PRE_PULL_MAX)] = []
+    """Images pulled into containerd at boot, so the first GPU pod starts fast (the labs' hub images are added)."""
     fast_image_pull: bool = False
     """nodeadm FastImagePull (SOCI parallel pull and unpack); needs rootVolume.throughputMibps >= 600 and
     GPU instance types of at least 4 vCPUs and 7 GiB."""
@@ -748,6 +752,149 @@ class ObservabilitySettings(_Model):
 
 # --- learning labs -----------------------------------------------------------------------------
 
+# --- a lab's JupyterHub ----------------------------------------------------------------------------
+
+# An image pinned by digest (the tag is for humans): what the hub spawns and every GPU node pre-pulls.
+_DIGEST_IMAGE = re.compile(r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+(:[A-Za-z0-9._-]+)?@sha256:[a-f0-9]{64}$")
+_ACM_CERTIFICATE_ARN = re.compile(r"^arn:aws(-[a-z]+)*:acm:([a-z0-9-]+):[0-9]{12}:certificate/[0-9a-f-]{36}$")
+_HUB_USERNAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._@-]{0,63}$")
+_HOSTNAME = re.compile(r"^(?=.{1,253}$)([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,63}$")
+# What a `secure:` value reads as when it cannot be decrypted (the offline synth): no length to check.
+REDACTED_SECRET = "[secret]"
+# JupyterHub 5.5.0 jupyterhub/authenticators/shared.py: _USER_PASSWORD_MIN_LENGTH, _ADMIN_PASSWORD_MIN_LENGTH.
+SHARED_PASSWORD_MIN_LENGTH = 8
+ADMIN_PASSWORD_MIN_LENGTH = 32
+
+
+def _digest_image(value: str) -> str:
+    if not _DIGEST_IMAGE.match(value):
+        raise ValueError(
+            "must be an image pinned by digest, e.g. quay.io/jupyter/pytorch-notebook:cuda12-2025-06-02@sha256:<64 hex> "
+            f"(got {value!r})"
+        )
+    return value
+
+
+def _secret_of_length(minimum: int) -> AfterValidator:
+    def check(value: str) -> str:
+        if value != REDACTED_SECRET and len(value) < minimum:
+            raise ValueError(f"must be at least {minimum} characters (JupyterHub refuses a shorter one)")
+        return value
+
+    return AfterValidator(check)
+
+
+HubUsername = Annotated[
+    str, _matching(_HUB_USERNAME.pattern, "must be a JupyterHub username: letters, digits, '.', '_', '@', '-'")
+]
+Hostname = Annotated[str, _matching(_HOSTNAME.pattern, "must be a lowercase DNS name like hub.example.org")]
+HttpsUrl = Annotated[str, _matching(r"https://[^\s]+", "must be an https:// URL")]
+
+
+class SharedPasswordAuth(_Model):
+    """One password for every learner (JupyterHub 5's `shared-password` authenticator): one-off workshops."""
+
+    type: Literal["sharedPassword"]
+    password: Annotated[str, _secret_of_length(SHARED_PASSWORD_MIN_LENGTH)]
+    """The learners' password; a `secure:` value of at least 8 characters."""
+    admin_password: Annotated[str, _secret_of_length(ADMIN_PASSWORD_MIN_LENGTH)] | None = None
+    """The password `hub.adminUsers` log in with (required with them); a `secure:` value of at least 32 characters."""
+
+
+class GithubAuth(_Model):
+    """GitHub login (oauthenticator's `github`), limited to organisations or teams."""
+
+    type: Literal["github"]
+    client_id: Annotated[str, Field(min_length=1, max_length=128)]
+    """The GitHub OAuth app's client ID."""
+    client_secret: Annotated[str, Field(min_length=1)]
+    """The GitHub OAuth app's client secret; a `secure:` value."""
+    allowed_organizations: Annotated[
+        list[Annotated[str, _matching(r"[A-Za-z0-9-]+(:[A-Za-z0-9_.-]+)?", "must be 'org' or 'org:team-slug'")]],
+        Field(min_length=1, max_length=50),
+    ]
+    """Who may log in: GitHub organisations (`org`) or teams (`org:team-slug`)."""
+
+
+class OidcAuth(_Model):
+    """Generic OAuth2 / OpenID Connect login (oauthenticator's `generic-oauth`), e.g. Amazon Cognito."""
+
+    type: Literal["oidc"]
+    client_id: Annotated[str, Field(min_length=1, max_length=256)]
+    """The identity provider app client's ID."""
+    client_secret: Annotated[str, Field(min_length=1)]
+    """The app client's secret; a `secure:` value."""
+    authorize_url: HttpsUrl
+    """The provider's authorization endpoint (https)."""
+    token_url: HttpsUrl
+    """The provider's token endpoint (https)."""
+    userdata_url: HttpsUrl
+    """The provider's userinfo endpoint (https)."""
+    username_claim: Annotated[str, Field(min_length=1, max_length=64)] = "email"
+    """The userinfo claim used as the JupyterHub username."""
+    groups_claim: Annotated[str, Field(min_length=1, max_length=64)] = "groups"
+    """The userinfo claim listing the user's groups."""
+    allowed_groups: Annotated[list[Annotated[str, Field(min_length=1, max_length=128)]], Field(min_length=1)]
+    """Who may log in: members of these provider groups."""
+
+
+HubAuth = Annotated[SharedPasswordAuth | GithubAuth | OidcAuth, Field(discriminator="type")]
+HUB_AUTH_TYPES = ("sharedPassword", "github", "oidc")
+# Config paths (under `gpu-platform:labs[i].hub.auth`) that hold a secret, and only these.
+HUB_SECRET_FIELDS = ("password", "adminPassword", "clientSecret")
+
+
+class HubSettings(_Model):
+    """A lab's JupyterHub (zero-to-jupyterhub chart 4.4.0 in the lab's namespace): off unless present."""
+
+    auth: HubAuth
+    """How learners log in: `type` sharedPassword, github or oidc (docs/jupyterhub.md)."""
+    admin_users: Annotated[list[HubUsername], Field(max_length=50)] = []
+    """JupyterHub usernames with hub admin rights (instructors)."""
+    hostname: Hostname | None = None
+    """The DNS name learners open (a CNAME to the load balancer); required for github and oidc login."""
+    certificate_arn: (
+        Annotated[str, _matching(_ACM_CERTIFICATE_ARN.pattern, "must be an ACM certificate ARN")] | None
+    ) = None
+    """ACM certificate for TLS on the load balancer, in the stack's region; required unless `internal`."""
+    internal: bool = False
+    """true: an internal load balancer (reachable from the VPC only) instead of an internet-facing one."""
+    image: Annotated[str, AfterValidator(_digest_image)]
+    """The notebook image, pinned by digest; GPU nodes pre-pull it."""
+    idle_minutes: Annotated[int, Field(ge=5, le=1440)] = 30
+    """Minutes without activity after which a notebook is stopped and its GPU slot freed (5-1440)."""
+    max_hours: Annotated[int, Field(ge=1, le=168)] = 8
+    """Hours after which a notebook is stopped however busy (1-168)."""
+    pools: Annotated[list[DnsLabel], Field(max_length=20)] | None = None
+    """Karpenter node pools offered as GPU profiles; default: every pool."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if not self.internal and self.certificate_arn is None:
+            raise ValueError("certificateArn: required for an internet-facing hub (or set internal: true)")
+        if self.auth.type in ("github", "oidc") and self.hostname is None:
+            raise ValueError(f"hostname: required with auth.type {self.auth.type} (the OAuth callback URL)")
+        if isinstance(self.auth, SharedPasswordAuth):
+            if self.admin_users and self.auth.admin_password is None:
+                raise ValueError("auth.adminPassword: required with adminUsers (JupyterHub's shared-password login)")
+            if self.auth.admin_password is not None and not self.admin_users:
+                raise ValueError("auth.adminPassword: set adminUsers too, or remove it")
+        repeated = sorted({u for u in self.admin_users if self.admin_users.count(u) > 1})
+        if repeated:
+            raise ValueError(f"adminUsers: each user once: {repeated}")
+        if self.pools is not None:
+            repeated = sorted({p for p in self.pools if self.pools.count(p) > 1})
+            if repeated or not self.pools:
+                raise ValueError(f"pools: at least one pool, each once (repeated: {repeated})")
+        return self
+
+    @property
+    def max_seconds(self) -> int:
+        return self.max_hours * 3600
+
+
+_QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?$")
+
 
 def _quantity(value: str) -> str:
     """A Kubernetes quantity (components/quantity.py: decimal and binary suffixes, e.g. `16`, `500m`, `64Gi`, `64G`)."""
@@ -807,6 +954,8 @@ class LabSettings(_Model):
     """ResourceQuota requests.memory."""
     sessions: Annotated[list[LabSession], Field(max_length=20)] = []
     """The lab's weekly timetable (docs/timetable.md): warm GPUs before each session, no disruption during it."""
+    hub: HubSettings | None = None
+    """The lab's JupyterHub: learners log in and pick a shared GPU slot (docs/jupyterhub.md); off unless present."""
 
     @model_validator(mode="after")
     def _members_once(self) -> Self:
@@ -929,10 +1078,15 @@ class StackSettings(_Model):
         """The longest a node of this pool must keep one session pod alive (0: the pool serves no session).
 
         The one place this is computed: a session pod may land from the lead time on and must live to the
-        session's end. (A lab hub's maximum server age belongs here too.)
+        session's end. A hub's notebooks are held for their maximum server age: `node_hold_seconds`.
         """
         lead = self.timetable_lead_minutes(pool)
         return max(((lead + s.duration_minutes) * 60 for s in self.sessions_on(pool)), default=0)
+
+    def node_hold_seconds(self, pool: NodePoolSettings) -> int:
+        """The longest a node of this pool must keep one lab pod alive: a session's, or a hub notebook's max age."""
+        hubs = [lab.hub for lab in self.labs if lab.hub is not None and pool in self.hub_pools(lab.hub)]
+        return max([self.session_hold_seconds(pool), *(hub.max_seconds for hub in hubs)])
 
     @property
     def sharing_profiles(self) -> tuple[GpuSharingSettings, ...]:
@@ -1022,6 +1176,57 @@ class StackSettings(_Model):
             )
         return self
 
+    @property
+    def hub_images(self) -> tuple[str, ...]:
+        """Notebook images of the labs' hubs (each once, sorted)."""
+        return tuple(sorted({lab.hub.image for lab in self.labs if lab.hub is not None}))
+
+    @property
+    def gpu_node_bootstrap(self) -> GpuNodeSettings:
+        """`gpuNodes` as GPU node userData uses it: hub notebook images join the pre-pull list automatically,
+        so a notebook on a warm slot starts without a pull."""
+        images = list(dict.fromkeys([*self.gpu_nodes.pre_pull_images, *self.hub_images]))
+        return self.gpu_nodes.model_copy(update={"pre_pull_images": images})
+
+    def hub_pools(self, hub: HubSettings) -> tuple[NodePoolSettings, ...]:
+        """The Karpenter pools a lab's hub offers as GPU profiles (its `pools`, else every pool), in config order."""
+        if not self.karpenter.enabled:
+            return ()
+        wanted = hub.pools
+        return tuple(p for p in self.karpenter.node_pools if wanted is None or p.name in wanted)
+
+    @model_validator(mode="after")
+    def _hubs_fit_the_cluster(self) -> Self:
+        pool_names = [pool.name for pool in self.karpenter.node_pools] if self.karpenter.enabled else []
+        for index, lab in enumerate(self.labs):
+            hub = lab.hub
+            if hub is None:
+                continue
+            key = f"labs.{index}.hub"
+            unknown = [name for name in hub.pools or [] if name not in pool_names]
+            if unknown:
+                allowed = ", ".join(pool_names) or "none: karpenter is off or has no nodePools"
+                raise ValueError(f"{key}.pools: {unknown} not a Karpenter pool this lab can use; allowed: {allowed}")
+            if not self.hub_pools(hub):
+                raise ValueError(
+                    f"{key}: a hub offers GPU slots from Karpenter pools; enable karpenter with a nodePool"
+                )
+            _check_hub_quota(self, lab, f"labs.{index}")
+            _check_hub_outlives_expiry(self, hub, key)
+            if len(self.gpu_node_bootstrap.pre_pull_images) > PRE_PULL_MAX:
+                raise ValueError(
+                    f"{key}.image: GPU nodes would pre-pull more than {PRE_PULL_MAX} images "
+                    "(gpuNodes.prePullImages plus every hub image); use fewer"
+                )
+            if hub.certificate_arn is not None:
+                region = hub.certificate_arn.split(":")[3]
+                if region != self.region:
+                    raise ValueError(
+                        f"{key}.certificateArn: the certificate is in {region}; the load balancer needs one in "
+                        f"{self.region} (ACM certificates are regional)"
+                    )
+        return self
+
     @model_validator(mode="after")
     def _labs_fit_the_cluster(self) -> Self:
         names = [lab.name for lab in self.labs]
@@ -1057,6 +1262,24 @@ class StackSettings(_Model):
                 )
             _check_demo_fits_lab_quota(self.demo.replicas, demo_lab, self.labs.index(demo_lab))
         return self
+
+
+def _check_hub_quota(settings: StackSettings, lab: LabSettings, key: str) -> None:
+    """The lab's cpu and memory quota hold `gpuSlots` notebooks of its largest GPU profile (ValueError if not)."""
+    assert lab.hub is not None
+    shapes = [settings.warm_slot_shape_for(pool) for pool in settings.hub_pools(lab.hub)]
+    cores = Decimal(lab.gpu_slots * max(shape.cpu_millicores for shape in shapes)) / 1000
+    mib = lab.gpu_slots * max(shape.memory_mib for shape in shapes)
+    if cores > quantity.parse(lab.cpu):
+        raise ValueError(
+            f"{key}.cpu: {lab.cpu} cannot hold the hub's {lab.gpu_slots} GPU notebooks ({cores:g} cores: gpuSlots x "
+            f"the largest GPU profile); raise cpu to at least {cores:g}"
+        )
+    if mib * 1024**2 > quantity.parse(lab.memory):
+        raise ValueError(
+            f"{key}.memory: {lab.memory} cannot hold the hub's {lab.gpu_slots} GPU notebooks ({mib} MiB: gpuSlots x "
+            f"the largest GPU profile); raise memory to at least {-(-mib // 1024)}Gi"
+        )
 
 
 def _check_demo_fits_lab_quota(replicas: int, lab: LabSettings, index: int) -> None:
@@ -1111,6 +1334,26 @@ def _check_warm_headroom(settings: StackSettings, pool: NodePoolSettings, key: s
             f"{key}.warmGpuSlots: the nodes holding {slots} warm slots exceed cpuLimit {pool.cpu_limit} or gpuLimit "
             f"{pool.gpu_limit} on every instance type of the pool; raise the limits or lower warmGpuSlots"
         )
+
+
+def _check_hub_outlives_expiry(settings: StackSettings, hub: HubSettings, key: str) -> None:
+    """Expiry never ends a notebook: every pool the hub offers drains for at least maxHours (+ the pod's grace).
+
+    A notebook may start on a node just before its expireAfter; expiry then drains the node and deletes even
+    do-not-disrupt pods when terminationGracePeriod runs out (aws/karpenter-provider-aws v1.14.1
+    website/content/en/v1.14/concepts/disruption.md), so that grace must cover the hub's maximum server age.
+    """
+    needed = hub.max_seconds + timetable.SESSION_POD_GRACE_SECONDS
+    for pool in settings.hub_pools(hub):
+        grace = timetable.parse_seconds(pool.termination_grace_period) or 0
+        if grace < needed:
+            index = settings.karpenter.node_pools.index(pool)
+            raise ValueError(
+                f"{key}.maxHours: {hub.max_hours}h notebooks on pool '{pool.name}' could be ended by expiry: its "
+                f"karpenter.nodePools.{index}.terminationGracePeriod {pool.termination_grace_period} must cover "
+                f"maxHours + {timetable.SESSION_POD_GRACE_SECONDS}s; set it to at least "
+                f"{timetable.format_minutes(-(-needed // 60))}, lower maxHours, or leave the pool out of {key}.pools"
+            )
 
 
 def _check_timetable(settings: StackSettings, pool: NodePoolSettings, key: str) -> None:
@@ -1208,9 +1451,9 @@ def load_settings(raw_config: Mapping[str, str], secret_keys: Iterable[str] = ()
         if key.startswith(_NAMESPACE) and key not in allowed:
             hint = config_rules.unknown_key_hint(key, (*allowed, REGION_KEY))
             problems.append((key, f"unknown key{hint}; allowed: {', '.join(allowed)}"))
-    for path in sorted(set(secret_keys)):
-        top = re.split(r"[.\[]", path)[0]
-        if (path.startswith(_NAMESPACE) or path == REGION_KEY) and top not in config_rules.SECRET_CAPABLE_KEYS:
+    secrets = set(secret_keys)
+    for path in sorted(secrets):
+        if (path.startswith(_NAMESPACE) or path == REGION_KEY) and not config_rules.may_be_secret(path):
             problems.append((path, config_rules.secret_message(path)))
     values = _raw_values(raw_config, problems)
     for location, message in config_rules.ignored_settings(values):
@@ -1221,9 +1464,29 @@ def load_settings(raw_config: Mapping[str, str], secret_keys: Iterable[str] = ()
         # A key already reported (empty, secret, ignored) is not reported again by the model.
         reported = [path for path, _ in problems]
         problems += [p for p in _problems_from(exc) if not any(_covers(r, p[0]) for r in reported)]
+    else:
+        problems += _clear_text_hub_secrets(settings, secrets)
     if problems:
         raise SettingsError(problems)
     return settings
+
+
+def _clear_text_hub_secrets(settings: StackSettings, secret_keys: set[str]) -> list[tuple[str, str]]:
+    """Hub passwords and client secrets given in clear text (Pulumi marks a whole key secret at runtime)."""
+    labs_key = config_key("labs")
+    if labs_key in secret_keys:
+        return []
+    problems = []
+    for index, lab in enumerate(settings.labs):
+        auth = lab.hub.auth.model_dump(by_alias=True) if lab.hub else {}
+        for field in HUB_SECRET_FIELDS:
+            path = f"{labs_key}[{index}].hub.auth.{field}"
+            # A `secure:` value read offline without its key is the redacted placeholder: it was a secret.
+            if auth.get(field) not in (None, REDACTED_SECRET) and path not in secret_keys:
+                problems.append(
+                    (path, f"must be a secret: pulumi config set --secret --path '{path}' <value> (writes secure:)")
+                )
+    return problems
 
 
 def _covers(reported: str, path: str) -> bool:
@@ -1258,19 +1521,26 @@ def _raw_values(raw_config: Mapping[str, str], problems: list[tuple[str, str]]) 
 def _problems_from(exc: ValidationError) -> list[tuple[str, str]]:
     problems = []
     for error in exc.errors(include_url=False):
-        location = list(error["loc"])
+        # `schema_location` keeps a tagged union's member (the schema needs it); the key path drops it.
+        schema_location = list(error["loc"])
         message = error["msg"].removeprefix("Value error, ")
         # A model-level check names its own key as "<field>: ..."; fold it into the path.
         head, sep, rest = message.partition(": ")
         if sep and re.fullmatch(r"[a-zA-Z][\w.\[\]]*", head):
             # `labs.0.members` and `adminPrincipalArns[0]` both name a list element.
-            location += [
+            schema_location += [
                 int(index or key) if (index or key).isdigit() else key
                 for key, index in re.findall(r"(\w+)|\[(\d+)\]", head)
             ]
             message = rest
-        problems.append((_key_path(location), _with_allowed(error, message, location)))
+        location = _without_union_tags(schema_location)
+        problems.append((_key_path(location), _with_allowed(error, message, schema_location)))
     return problems
+
+
+def _without_union_tags(location: list[Any]) -> list[Any]:
+    """pydantic names the chosen member of a tagged union (`auth.sharedPassword.password`): not a config key."""
+    return [part for i, part in enumerate(location) if not (i and location[i - 1] == "auth" and part in HUB_AUTH_TYPES)]
 
 
 _TYPE_WORDS = {
@@ -1284,7 +1554,10 @@ _TYPE_WORDS = {
     "model_type": "must be a mapping of keys to values",
     "model_attributes_type": "must be a mapping of keys to values",
 }
-_RANGE_ERRORS = ("greater_than_equal", "less_than_equal", "greater_than", "less_than", "too_short", "too_long")
+_RANGE_ERRORS = (
+    "greater_than_equal", "less_than_equal", "greater_than", "less_than", "too_short", "too_long",
+    "string_too_short", "string_too_long",
+)  # fmt: skip
 
 
 def _with_allowed(error: Any, message: str, location: list[Any]) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from components.constants import HELM_TYPES
+from components.renderers.hub_values import notebook_pods
 from offline.runner import Recording
 
 # Pulumi-only inputs of Kubernetes resources that are not part of the object the cluster sees.
@@ -96,6 +97,12 @@ class Plan:
                 if filename in manifests:
                     raise ValueError(f"two Kubernetes objects would be written to manifests/{filename}")
                 manifests[filename] = obj
+        # The notebook Pods the labs' hubs would spawn (one per lab and profile): not created by the program,
+        # written so the pods the hub makes are validated like every other object (docs/jupyterhub.md).
+        for filename, pod in notebook_pods(recording.settings).items():
+            if filename in manifests:
+                raise ValueError(f"two Kubernetes objects would be written to manifests/{filename}")
+            manifests[filename] = pod
         helm = [
             {
                 "name": r["inputs"].get("name", r["name"]),

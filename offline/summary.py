@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
+from components.renderers import hub_storage, hub_values
 from components.renderers.access_entries import matrix_lines
 from components.renderers.dcgm_engines import LATCH_RECOVERY_COMMAND, engine_rows
 from components.renderers.gpu_capacity import capacity_rows, lab_slot_warning, max_schedulable_slots, warm_headroom_rows
@@ -45,6 +46,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
     lines += _lab_lines(settings)
     lines += _timetable_lines(settings)
     lines += _node_lifetime_lines(settings)
+    lines += _hub_lines(settings)
     return "\n".join([*lines, *_access_lines(settings), *_placeholder_lines(settings)])
 
 
@@ -192,3 +194,26 @@ def _node_lifetime_lines(settings: StackSettings) -> list[str]:
         "Longest a GPU node can live (expireAfter + terminationGracePeriod), and why:",
         *(f"  {row.pool:<22}{row.longest:<12}{row.why}" for row in rows),
     ]
+def _hub_lines(settings: StackSettings) -> list[str]:
+    """Per hub: where learners go, how they log in, the profiles; and how many homes the file system holds."""
+    labs = hub_storage.hub_labs(settings)
+    if not labs:
+        return []
+    lines = ["", "JupyterHubs (zero-to-jupyterhub 4.4.0 in the lab namespace; docs/jupyterhub.md):"]
+    for lab in labs:
+        hub = lab.hub
+        assert hub is not None
+        scheme = "https" if hub.certificate_arn else "http"
+        where = hub.hostname or "the load balancer's DNS name (kubectl get svc proxy-public)"
+        balancer = "internal NLB" if hub.internal else "internet-facing NLB"
+        lines.append(
+            f"  {lab.name}: {scheme}://{where}  ({balancer}, login {hub.auth.type}, idle cull {hub.idle_minutes} min, "
+            f"max {hub.max_hours} h)"
+        )
+        lines += [f"    profile {p.slug:<24}{p.display_name}" for p in hub_values.profiles(settings, hub)]
+    lines.append(
+        f"  Home directories: one EFS access point per learner; the file system holds "
+        f"{hub_storage.learners_per_file_system(settings)} learners across all hubs "
+        f"({hub_storage.ACCESS_POINTS_PER_FILE_SYSTEM} access points, aws-efs-csi-driver#1780)"
+    )
+    return lines

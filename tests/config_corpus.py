@@ -32,6 +32,7 @@ DELETE = object()
 OK, INVALID = 0, 2
 POOL = "gpu-platform:karpenter.nodePools[0]"
 BUDGET = f"{POOL}.disruptionBudgets[0]"
+HUB = "gpu-platform:labs[0].hub"
 
 
 @dataclass(frozen=True)
@@ -56,10 +57,10 @@ CASES: list[Case] = [
     Case("ok-gpu-nodes-bounds", {"gpu-platform:gpuNodes.fastImagePull": False, "gpu-platform:gpuNodes.maxPods": 250, "gpu-platform:gpuNodes.podPidsLimit": 1024, "gpu-platform:gpuNodes.rootVolume": {"sizeGib": 20, "iops": 3000, "throughputMibps": 125}}, OK),
     Case("ok-root-volume-max-ratio", {"gpu-platform:gpuNodes.rootVolume": {"sizeGib": 160, "iops": 80000, "throughputMibps": 2000}}, OK),
     Case("ok-group-disabled", {"gpu-platform:gpuNodeGroup": {"enabled": False}}, OK),
-    # Without Karpenter staging has no GPU capacity (its managed group is off): the demo goes too.
-    # (and the lab's timetable goes too: its sessions need a Karpenter pool to warm)
-    Case("ok-karpenter-disabled", {"gpu-platform:karpenter": {"enabled": False}, "gpu-platform:demo": {"enabled": False}, "gpu-platform:labs[0].sessions": DELETE}, OK),
-    Case("ok-karpenter-disabled-no-pools", {"gpu-platform:karpenter": {"enabled": False, "nodePools": []}, "gpu-platform:demo": {"enabled": False}, "gpu-platform:labs[0].sessions": DELETE}, OK),
+    # Without Karpenter staging has no GPU capacity (its managed group is off): the demo, the lab's hub and its
+    # timetable (its sessions need a Karpenter pool to warm) go too.
+    Case("ok-karpenter-disabled", {"gpu-platform:karpenter": {"enabled": False}, "gpu-platform:demo": {"enabled": False}, "gpu-platform:labs[0].sessions": DELETE, "gpu-platform:labs[0].hub": DELETE}, OK),
+    Case("ok-karpenter-disabled-no-pools", {"gpu-platform:karpenter": {"enabled": False, "nodePools": []}, "gpu-platform:demo": {"enabled": False}, "gpu-platform:labs[0].sessions": DELETE, "gpu-platform:labs[0].hub": DELETE}, OK),
     Case("ok-demo-off-alone", {"gpu-platform:demo": {"enabled": False}}, OK),
     # (no warm slots: one slot of a T4 shared 64 ways is smaller than any usable pod)
     Case("ok-sharing-64", {"gpu-platform:gpuSharing": {"strategy": "time-slicing", "replicas": 64}, f"{POOL}.warmGpuSlots": DELETE}, OK),
@@ -217,8 +218,9 @@ CASES: list[Case] = [
     Case("viewer-twice", {"gpu-platform:cluster.viewerPrincipalArns": ["arn:aws:iam::111122223333:role/a", "arn:aws:iam::111122223333:role/a"]}, INVALID, ("gpu-platform:cluster.viewerPrincipalArns[1]",)),
     Case("ok-viewer-also-lab-member", {"gpu-platform:labs[0].members": ["arn:aws:iam::111122223333:role/github-actions-preview"]}, OK),
     Case("ok-lab-memory-decimal-suffix", {"gpu-platform:labs[0].memory": "64G"}, OK),
-    Case("demo-beyond-lab-memory", {"gpu-platform:labs[0].memory": "2Gi"}, INVALID, ("gpu-platform:demo.replicas",)),
-    Case("demo-beyond-lab-cpu", {"gpu-platform:labs[0].cpu": "500m"}, INVALID, ("gpu-platform:demo.replicas",)),
+    # Without the lab's hub, whose own quota check (hub-quota-too-small) would name the lab's key first.
+    Case("demo-beyond-lab-memory", {"gpu-platform:labs[0].memory": "2Gi", "gpu-platform:labs[0].hub": DELETE}, INVALID, ("gpu-platform:demo.replicas",)),
+    Case("demo-beyond-lab-cpu", {"gpu-platform:labs[0].cpu": "500m", "gpu-platform:labs[0].hub": DELETE}, INVALID, ("gpu-platform:demo.replicas",)),
     Case("lab-bad-cpu", {"gpu-platform:labs[0].cpu": "lots"}, INVALID, ("gpu-platform:labs[0].cpu",)),
     Case("lab-bad-memory", {"gpu-platform:labs[0].memory": "64GB"}, INVALID, ("gpu-platform:labs[0].memory",)),
     Case("duplicate-labs", {"gpu-platform:labs[1]": {"name": "learning-lab", "gpuSlots": 1}}, INVALID, ("gpu-platform:labs",)),
@@ -245,6 +247,17 @@ CASES: list[Case] = [
     Case("ok-observability-bounds", {"gpu-platform:observability.idleGpuThresholdPercent": 100, "gpu-platform:observability.idleGpuHours": 72, "gpu-platform:observability.stuckGpuNodeMinutes": 10}, OK),
     Case("ok-group-enabled", {"gpu-platform:gpuNodeGroup": {"enabled": True, "instanceTypes": ["g4dn.xlarge"], "minSize": 1, "desiredSize": 1, "maxSize": 1}}, OK),
     Case("group-never-scales", {"gpu-platform:gpuNodeGroup": {"enabled": True, "minSize": 0, "desiredSize": 0, "maxSize": 1}}, INVALID, ("gpu-platform:gpuNodeGroup",)),
+    # --- a lab's JupyterHub ------------------------------------------------------------------------------
+    Case("hub-public-without-certificate", {f"{HUB}.certificateArn": DELETE}, INVALID, (f"{HUB}.certificateArn",)),
+    Case("ok-hub-internal-without-certificate", {f"{HUB}.certificateArn": DELETE, f"{HUB}.internal": True}, OK),
+    Case("hub-image-without-digest", {f"{HUB}.image": "quay.io/jupyter/pytorch-notebook:cuda12-python-3.12"}, INVALID, (f"{HUB}.image",)),
+    Case("hub-unreachable-pool", {f"{HUB}.pools": ["a10g-inference"]}, INVALID, (f"{HUB}.pools",)),
+    Case("hub-idle-minutes-out-of-range", {f"{HUB}.idleMinutes": 1441}, INVALID, (f"{HUB}.idleMinutes",)),
+    Case("ok-hub-idle-minutes-bounds", {f"{HUB}.idleMinutes": 5, f"{HUB}.maxHours": 168}, OK),
+    Case("leaf-secret-hub-password-in-clear-text", {f"{HUB}.auth.password": "workshop-2026"}, INVALID, (f"{HUB}.auth.password",)),
+    Case("leaf-secret-in-lab-cpu", {"gpu-platform:labs[0].cpu": {"secure": "AAABAJ0y"}}, INVALID, ("gpu-platform:labs[0].cpu",)),
+    Case("hub-quota-too-small", {"gpu-platform:labs[0].memory": "20Gi"}, INVALID, ("gpu-platform:labs[0].memory",)),
+    Case("hub-unknown-login", {f"{HUB}.auth.type": "dummy"}, INVALID, (f"{HUB}.auth",)),
     # --- several mistakes in one file: every one is named ------------------------------------------
     Case("three-mistakes", {"aws:region": "nowhere", "gpu-platform:kubernetesVersion": "0.1", "gpu-platform:gpuSharing.replicas": 1}, INVALID, ("aws:region", "gpu-platform:kubernetesVersion", "gpu-platform:gpuSharing.replicas")),
 ]  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import re
 import subprocess
@@ -55,6 +56,11 @@ def synthesize(stack: str, out_dir: Path, project: Path = PROJECT_DIR) -> Plan:
     result = run_synth(stack, out_dir, project)
     assert result.returncode == 0, f"synth --stack {stack} failed:\n{result.stdout}\n{result.stderr}"
     return Plan.load(out_dir)
+
+
+def without_hubs(labs_json: str) -> str:
+    """`gpu-platform:labs` with no lab's hub: a hub needs Karpenter pools, for tests that switch Karpenter off."""
+    return json.dumps([{key: value for key, value in lab.items() if key != "hub"} for lab in json.loads(labs_json)])
 
 
 @pytest.fixture(scope="session")

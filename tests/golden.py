@@ -34,14 +34,14 @@ def rendered_user_data() -> dict[Path, str]:
         settings = load_settings(read_stack_config(PROJECT_DIR, stack).values)
         if settings.gpu_node_group.enabled:
             rendered[GOLDEN_DIR / f"userdata-{stack}-managed-node-group.mime"] = render_gpu_user_data(
-                settings.gpu_nodes,
+                settings.gpu_node_bootstrap,
                 launched_by="managed-node-group",
                 node_labels=gpu_node_labels(settings.gpu_sharing.profile),
             )
         if settings.karpenter.enabled:
             for pool in settings.karpenter.node_pools:
                 rendered[GOLDEN_DIR / f"userdata-{stack}-karpenter-{pool.name}.mime"] = render_gpu_user_data(
-                    settings.gpu_nodes,
+                    settings.gpu_node_bootstrap,
                     launched_by="karpenter",
                     node_labels=gpu_node_labels(settings.sharing_for(pool).profile),
                 )

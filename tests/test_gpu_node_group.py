@@ -116,7 +116,9 @@ def test_launch_template_is_locked_down(plan: Plan, settings: StackSettings) -> 
 def test_launch_template_user_data_is_the_gpu_bootstrap(plan: Plan, settings: StackSettings) -> None:
     user_data = base64.b64decode(only(plan, LAUNCH_TEMPLATE)["inputs"]["userData"], validate=True).decode("ascii")
     labels = gpu_node_labels(settings.gpu_sharing.profile)
-    assert user_data == render_gpu_user_data(settings.gpu_nodes, launched_by="managed-node-group", node_labels=labels)
+    assert user_data == render_gpu_user_data(
+        settings.gpu_node_bootstrap, launched_by="managed-node-group", node_labels=labels
+    )
     assert [content_type for content_type, _ in mime_parts(user_data)] == [NODECONFIG_CONTENT_TYPE, SHELL_CONTENT_TYPE]
     config = node_config_of(user_data)["spec"]["kubelet"]["config"]
     assert (config["maxPods"], config["podPidsLimit"]) == (

@@ -13,7 +13,7 @@ from components.settings import load_settings
 from offline.config_files import read_stack_config
 from offline.mocks import RecordingMonitor
 from offline.runner import install_mocks
-from tests.conftest import PROJECT_DIR, STACKS
+from tests.conftest import PROJECT_DIR, STACKS, without_hubs
 
 KARPENTER = "gpu-platform:karpenter:Karpenter"
 
@@ -72,7 +72,7 @@ def test_disabled_karpenter_registers_nothing() -> None:
         {"enabled": False, "replicas": None, "nodePools": None},
         {
             "gpuNodeGroup": {"enabled": True, "minSize": 1, "desiredSize": 1},
-            "labs": [{k: v for k, v in lab.items() if k != "sessions"} for lab in labs],
+            "labs": [{k: v for k, v in lab.items() if k not in ("sessions", "hub")} for lab in labs],
         },
     )
 

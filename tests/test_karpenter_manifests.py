@@ -258,7 +258,9 @@ def test_node_class_user_data_is_the_shared_gpu_bootstrap(stack: str) -> None:
     for pool in settings.karpenter.node_pools:
         labels = gpu_node_labels(settings.sharing_for(pool).profile)
         user_data = karpenter_manifests.node_class(settings, pool, node_role_name=NODE_ROLE)["spec"]["userData"]
-        assert user_data == render_gpu_user_data(settings.gpu_nodes, launched_by="karpenter", node_labels=labels)
+        assert user_data == render_gpu_user_data(
+            settings.gpu_node_bootstrap, launched_by="karpenter", node_labels=labels
+        )
         message = email.message_from_string(user_data, policy=email.policy.default)
         assert message.get_content_type() == "multipart/mixed" and not message.defects
         assert "application/node.eks.aws" in [part.get_content_type() for part in message.iter_parts()]

@@ -72,6 +72,7 @@ SHIPPED_PLACEHOLDER_KEYS = {
         "gpu-platform:cluster.viewerPrincipalArns[0]",
         "gpu-platform:observability.alarmSubscribers[0]",
         "gpu-platform:labs[0].members[0]",
+        "gpu-platform:labs[0].hub.certificateArn",
     },
     "prod": {
         "gpu-platform:cluster.publicAccessCidrs[0]",
@@ -84,6 +85,7 @@ SHIPPED_PLACEHOLDER_KEYS = {
         "gpu-platform:labs[0].members[1]",
         "gpu-platform:labs[1].members[0]",
         "gpu-platform:labs[1].members[1]",
+        "gpu-platform:labs[0].hub.certificateArn",
     },
 }
 

@@ -159,6 +159,7 @@ def test_resources_are_in_program_order(staging_plan: Plan) -> None:
         "labs",
         "access",
         "learning-lab",
+        "hubs",
         "observability",
     ]
     names = [r["name"] for r in staging_plan.resources]

@@ -23,7 +23,7 @@ from components.renderers.gpu_capacity import warm_headroom_rows, warm_nodes_hel
 from components.settings import NodePoolSettings, SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
-from tests.conftest import PROJECT_DIR
+from tests.conftest import PROJECT_DIR, without_hubs
 from tests.crd_validation import validate_custom_resource
 from tests.k8s_validation import pod_can_land_on, tolerates, validate_core_object
 from tests.user_data import node_config_of
@@ -179,6 +179,7 @@ def test_warm_slots_of_a_disabled_karpenter_are_rejected_as_ignored() -> None:
         **STAGING,
         "gpu-platform:karpenter": json.dumps(karpenter),
         "gpu-platform:demo": json.dumps({"enabled": False}),
+        "gpu-platform:labs": without_hubs(STAGING["gpu-platform:labs"]),
     }
     with pytest.raises(SettingsError) as caught:
         load_settings(config)

@@ -152,7 +152,9 @@ def node_class(settings: StackSettings, pool: NodePoolSettings, *, node_role_nam
     nodes = settings.gpu_nodes
     volume = nodes.root_volume
     user_data = render_gpu_user_data(
-        nodes, launched_by="karpenter", node_labels=gpu_node_labels(settings.sharing_for(pool).profile)
+        settings.gpu_node_bootstrap,
+        launched_by="karpenter",
+        node_labels=gpu_node_labels(settings.sharing_for(pool).profile),
     )
     spec: dict[str, Any] = {
         "role": node_role_name,

@@ -109,10 +109,10 @@ def node_lifetimes(settings: StackSettings) -> list[NodeLifetime]:
     for pool in settings.karpenter.node_pools if settings.karpenter.enabled else []:
         expire = timetable.parse_seconds(pool.expire_after)
         grace = timetable.parse_seconds(pool.termination_grace_period) or 0
-        hold = settings.session_hold_seconds(pool)
+        hold = settings.node_hold_seconds(pool)
         sessions = (
-            f"; sessions need {timetable.format_seconds(hold + timetable.SESSION_POD_GRACE_SECONDS)} "
-            "(lead + longest session + pod grace), so expiry never ends one"
+            f"; lab pods need {timetable.format_seconds(hold + timetable.SESSION_POD_GRACE_SECONDS)} "
+            "(lead + longest session, or a hub's maxHours, + pod grace), so expiry never ends one"
             if hold
             else ""
         )

@@ -1,0 +1,191 @@
+"""The labs' JupyterHubs: shared EFS home storage, the EFS CSI add-on, and one zero-to-jupyterhub chart per lab.
+
+Data comes from `components.renderers.hub_values` (chart values, profiles) and `components.renderers.hub_storage`
+(StorageClass); this component only creates resources. Each chart goes into its lab's namespace, after the
+lab's quota, LimitRange and NetworkPolicies, so every hub, proxy and notebook pod is admitted under them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+
+from components.constants import (
+    EFS_CSI_ADDON,
+    EFS_CSI_ADDON_VERSION,
+    EFS_CSI_CONTROLLER_SERVICE_ACCOUNT,
+    EFS_CSI_DRIVER_POLICY,
+    JUPYTERHUB_CHART,
+    JUPYTERHUB_CHART_REPO,
+    JUPYTERHUB_CHART_VERSION,
+    NFS_PORT,
+    SYSTEM_NAMESPACE,
+)
+from components.renderers import hub_storage, hub_values
+from components.renderers.pod_identity import pod_identity_trust_policy
+from components.settings import LabSettings, StackSettings
+
+# The authenticator traits holding settings' secrets (HUB_SECRET_FIELDS: password, adminPassword, clientSecret).
+SECRET_TRAITS = frozenset({"user_password", "admin_password", "client_secret"})
+
+
+@dataclass(frozen=True)
+class LabHubsArgs:
+    settings: StackSettings
+    k8s_provider: k8s.Provider
+    eks_cluster_name: pulumi.Input[str]
+    vpc_id: pulumi.Input[str]
+    private_subnet_ids: pulumi.Output[list[str]]
+    node_security_group_id: pulumi.Input[str]
+    # The add-on's controller needs a node and its Pod Identity credentials when it starts.
+    system_node_group: eks.ManagedNodeGroup
+    pod_identity_agent: aws.eks.Addon
+    lab_namespaces: dict[str, k8s.core.v1.Namespace]
+    lab_objects: dict[str, list[pulumi.CustomResource]]
+
+
+class LabHubs(pulumi.ComponentResource):
+    file_system: aws.efs.FileSystem
+    charts: dict[str, k8s.helm.v4.Chart]
+
+    def __init__(self, name: str, args: LabHubsArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-platform:hub:LabHubs", name, None, opts)
+        settings = args.settings
+        self.file_system = aws.efs.FileSystem(
+            f"{name}-home",
+            encrypted=True,
+            throughput_mode="elastic",
+            tags={**settings.tags, "Name": f"{settings.cluster_name}-hub-home"},
+            opts=pulumi.ResourceOptions(parent=self, protect=settings.protect_resources),
+        )
+        mount_targets = self._mount_targets(name, args)
+        efs_csi = self._efs_csi_driver(name, args, mount_targets)
+        self.charts = {}
+        for lab in hub_storage.hub_labs(settings):
+            self.charts[lab.name] = self._lab_hub(name, args, lab, efs_csi)
+        self.register_outputs({"fileSystemId": self.file_system.id, "hubs": list(self.charts)})
+
+    def _subnet_count(self, settings: StackSettings) -> int:
+        existing = settings.network.existing
+        return len(existing.private_subnet_ids) if existing is not None else settings.network.availability_zones
+
+    def _mount_targets(self, name: str, args: LabHubsArgs) -> list[aws.efs.MountTarget]:
+        """One mount target per private subnet, reachable on NFS from the node security group only."""
+        settings = args.settings
+        group = aws.ec2.SecurityGroup(
+            f"{name}-efs",
+            vpc_id=args.vpc_id,
+            description="EFS mount targets of the hub home directories: NFS from cluster nodes only",
+            ingress=[
+                aws.ec2.SecurityGroupIngressArgs(
+                    description="NFS from the cluster's node security group",
+                    protocol="tcp",
+                    from_port=NFS_PORT,
+                    to_port=NFS_PORT,
+                    security_groups=[args.node_security_group_id],
+                )
+            ],
+            egress=[],
+            tags={**settings.tags, "Name": f"{settings.cluster_name}-hub-efs"},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        return [
+            aws.efs.MountTarget(
+                f"{name}-home-{index}",
+                file_system_id=self.file_system.id,
+                subnet_id=args.private_subnet_ids[index],
+                security_groups=[group.id],
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for index in range(self._subnet_count(settings))
+        ]
+
+    def _efs_csi_driver(self, name: str, args: LabHubsArgs, mount_targets: list[aws.efs.MountTarget]) -> aws.eks.Addon:
+        """The EFS CSI driver add-on; its controller creates access points with a role handed out by Pod Identity."""
+        settings = args.settings
+        child = pulumi.ResourceOptions(parent=self)
+        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
+        role = aws.iam.Role(
+            f"{name}-efs-csi",
+            name=f"{settings.cluster_name}-efs-csi",
+            assume_role_policy=json.dumps(
+                pod_identity_trust_policy(settings.cluster_name, SYSTEM_NAMESPACE, EFS_CSI_CONTROLLER_SERVICE_ACCOUNT)
+            ),
+            tags=settings.tags,
+            opts=child,
+        )
+        attachment = aws.iam.RolePolicyAttachment(
+            f"{name}-efs-csi",
+            role=role.name,
+            policy_arn=partition.apply(lambda p: f"arn:{p}:iam::aws:policy/{EFS_CSI_DRIVER_POLICY}"),
+            opts=child,
+        )
+        association = aws.eks.PodIdentityAssociation(
+            f"{name}-efs-csi",
+            cluster_name=args.eks_cluster_name,
+            namespace=SYSTEM_NAMESPACE,
+            service_account=EFS_CSI_CONTROLLER_SERVICE_ACCOUNT,
+            role_arn=role.arn,
+            tags=settings.tags,
+            opts=child,
+        )
+        return aws.eks.Addon(
+            f"{name}-efs-csi-driver",
+            cluster_name=args.eks_cluster_name,
+            addon_name=EFS_CSI_ADDON,
+            addon_version=EFS_CSI_ADDON_VERSION,
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            tags=settings.tags,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[args.system_node_group, args.pod_identity_agent, association, attachment, *mount_targets],
+            ),
+        )
+
+    def _lab_hub(self, name: str, args: LabHubsArgs, lab: LabSettings, efs_csi: aws.eks.Addon) -> k8s.helm.v4.Chart:
+        settings = args.settings
+        provider = args.k8s_provider
+        manifest = self.file_system.id.apply(lambda fs_id: hub_storage.home_storage_class(lab, fs_id))
+        storage_class = k8s.storage.v1.StorageClass(
+            f"{name}-{lab.name}-home",
+            metadata=manifest["metadata"],
+            provisioner=manifest["provisioner"],
+            parameters=manifest["parameters"],
+            reclaim_policy=manifest["reclaimPolicy"],
+            volume_binding_mode=manifest["volumeBindingMode"],
+            allow_volume_expansion=manifest["allowVolumeExpansion"],
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[efs_csi]),
+        )
+        values = _with_secrets(hub_values.chart_values(settings, lab, hub_storage.storage_class_name(lab)))
+        return k8s.helm.v4.Chart(
+            f"{name}-{lab.name}",
+            name=hub_values.HUB_RELEASE,
+            chart=JUPYTERHUB_CHART,
+            version=JUPYTERHUB_CHART_VERSION,
+            repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=JUPYTERHUB_CHART_REPO),
+            namespace=lab.name,
+            values=values,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=provider,
+                # The lab's fences first: every hub pod is admitted under its quota, LimitRange and policies;
+                # the home StorageClass before the hub's database PVC asks for it.
+                depends_on=[args.lab_namespaces[lab.name], *args.lab_objects[lab.name], storage_class],
+            ),
+        )
+
+
+def _with_secrets(values: dict[str, Any]) -> dict[str, Any]:
+    """The chart values with the authenticator's passwords and client secret as Pulumi secrets (encrypted in state)."""
+    config = values["hub"]["config"]
+    for section in config.values():
+        for trait in SECRET_TRAITS & set(section):
+            section[trait] = pulumi.Output.secret(section[trait])
+    return values
