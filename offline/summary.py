@@ -194,6 +194,8 @@ def _node_lifetime_lines(settings: StackSettings) -> list[str]:
         "Longest a GPU node can live (expireAfter + terminationGracePeriod), and why:",
         *(f"  {row.pool:<22}{row.longest:<12}{row.why}" for row in rows),
     ]
+
+
 def _hub_lines(settings: StackSettings) -> list[str]:
     """Per hub: where learners go, how they log in, the profiles; and how many homes the file system holds."""
     labs = hub_storage.hub_labs(settings)

@@ -13,7 +13,7 @@ from components.settings import load_settings
 from offline.config_files import read_stack_config
 from offline.mocks import RecordingMonitor
 from offline.runner import install_mocks
-from tests.conftest import PROJECT_DIR, STACKS, without_hubs
+from tests.conftest import PROJECT_DIR, STACKS
 
 KARPENTER = "gpu-platform:karpenter:Karpenter"
 
