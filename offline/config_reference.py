@@ -61,6 +61,20 @@ def _unwrap(annotation: Any, metadata: Sequence[Any] = ()) -> tuple[Any, list[An
             return annotation, found, optional
 
 
+def _union_models(annotation: Any) -> list[type[BaseModel]]:
+    """The models of a tagged union (e.g. a hub's `auth`: one model per `type`), else []."""
+    bare, _, _ = _unwrap(annotation)
+    if get_origin(bare) not in (Union, types.UnionType):
+        return []
+    members = [arg for arg in get_args(bare) if arg is not type(None)]
+    return members if all(isinstance(m, type) and issubclass(m, BaseModel) for m in members) else []
+
+
+def _tag_of(model: type[BaseModel]) -> str:
+    """A tagged union member's `type` value (its one Literal choice)."""
+    return str(get_args(model.model_fields["type"].annotation)[0])
+
+
 def _model_of(annotation: Any) -> type[BaseModel] | None:
     """The settings model a field holds (directly, optionally or as list items), else None."""
     bare, _, _ = _unwrap(annotation)
@@ -111,6 +125,9 @@ def allowed_words(annotation: Any, metadata: Sequence[Any] = (), canonical: dict
     if origin is dict:
         key, value = (allowed_words(arg, (), canonical) for arg in get_args(bare))
         return f"mapping; keys: {key}; values: {value}"
+    if _union_models(bare):
+        tags = ", ".join(f"`{_tag_of(member)}`" for member in _union_models(bare))
+        return f"mapping whose `type` is one of {tags} (each type's keys below)"
     if isinstance(bare, type) and issubclass(bare, BaseModel):
         home = (canonical or {}).get(bare)
         return f"mapping with the keys of `{home}`" if home else "mapping (keys below)"
@@ -189,6 +206,12 @@ def _rows(model: type[BaseModel], prefix: str, homes: dict[type, str]) -> Iterat
         )
         if nested is not None and here_is_home:
             yield from _rows(nested, f"{key}{_items(field)}.", homes)
+        for member in _union_models(field.annotation):
+            # Each member's keys, said once per `type` that has them (the `type` key itself: the row above).
+            tag = _tag_of(member)
+            for row in _rows(member, f"{key}.", homes):
+                if not row.key.endswith(".type"):
+                    yield Row(row.key, row.allowed, row.default, f"(type `{tag}`) {row.description}")
 
 
 def _qualified(key: str) -> str:
@@ -234,6 +257,8 @@ def undescribed_fields(model: type[BaseModel] = StackSettings, prefix: str = "")
         nested = _model_of(field.annotation)
         if nested is not None:
             missing += undescribed_fields(nested, f"{key}{_items(field)}.")
+        for member in _union_models(field.annotation):
+            missing += [k for k in undescribed_fields(member, f"{key}.") if not k.endswith(".type")]
     return missing
 
 

@@ -69,7 +69,7 @@ CASES: list[Case] = [
     Case("ok-sharing-none", {"gpu-platform:gpuSharing": {"strategy": "none"}, "gpu-platform:labs[0].sessions": DELETE}, OK),
     Case("ok-budget-cron-forms", {f"{POOL}.disruptionBudgets": [{"nodes": "0", "schedule": "*/15 8-18/2 1,15 jan-jun MON-FRI", "duration": "1h30m"}, {"nodes": "100%", "schedule": "@daily", "duration": "10m"}, {"nodes": "1", "schedule": "0 0 ? * 0", "duration": "24h"}]}, OK),
     # (a 30s grace period would end a 2h class: without the timetable)
-    Case("ok-pool-bounds", {f"{POOL}.weight": 100, f"{POOL}.gpuLimit": 1000, f"{POOL}.expireAfter": "Never", f"{POOL}.terminationGracePeriod": "30s", "gpu-platform:labs[0].sessions": DELETE}, OK),
+    Case("ok-pool-bounds", {f"{POOL}.weight": 100, f"{POOL}.gpuLimit": 1000, f"{POOL}.expireAfter": "Never", f"{POOL}.terminationGracePeriod": "30s", "gpu-platform:labs[0].sessions": DELETE, "gpu-platform:labs[0].hub": DELETE}, OK),
     # --- 1. duplicate keys anywhere ---------------------------------------------------------------
     Case("dup-top-block", STAGING + "  gpu-platform:demo:\n    enabled: false\n", INVALID, ("gpu-platform:demo",)),
     Case("dup-nested-key", STAGING.replace("    maxPods: 110\n", "    maxPods: 110\n    maxPods: 90\n"), INVALID, ("gpu-platform:gpuNodes.maxPods",)),
@@ -253,7 +253,9 @@ CASES: list[Case] = [
     Case("hub-image-without-digest", {f"{HUB}.image": "quay.io/jupyter/pytorch-notebook:cuda12-python-3.12"}, INVALID, (f"{HUB}.image",)),
     Case("hub-unreachable-pool", {f"{HUB}.pools": ["a10g-inference"]}, INVALID, (f"{HUB}.pools",)),
     Case("hub-idle-minutes-out-of-range", {f"{HUB}.idleMinutes": 1441}, INVALID, (f"{HUB}.idleMinutes",)),
-    Case("ok-hub-idle-minutes-bounds", {f"{HUB}.idleMinutes": 5, f"{HUB}.maxHours": 168}, OK),
+    # A week-long notebook needs a pool that drains for a week (expiry never ends a notebook).
+    Case("ok-hub-idle-minutes-bounds", {f"{HUB}.idleMinutes": 5, f"{HUB}.maxHours": 168, f"{POOL}.terminationGracePeriod": "168h1m"}, OK),
+    Case("bad-hub-outlives-pool-drain", {f"{HUB}.maxHours": 3}, INVALID, (f"{HUB}.maxHours",)),
     Case("leaf-secret-hub-password-in-clear-text", {f"{HUB}.auth.password": "workshop-2026"}, INVALID, (f"{HUB}.auth.password",)),
     Case("leaf-secret-in-lab-cpu", {"gpu-platform:labs[0].cpu": {"secure": "AAABAJ0y"}}, INVALID, ("gpu-platform:labs[0].cpu",)),
     Case("hub-quota-too-small", {"gpu-platform:labs[0].memory": "20Gi"}, INVALID, ("gpu-platform:labs[0].memory",)),

@@ -22,8 +22,11 @@ ON_DEMAND_G = ("L-DB2E81BA", "Running On-Demand G and VT instances")
 
 def _stack(base: dict[str, str], group: dict[str, Any], pools: list[dict[str, Any]]) -> StackSettings:
     config = merged(base, "gpu-platform:gpuNodeGroup", group)
-    # The labs' sessions name the stack's own pools, replaced here.
-    labs = [{k: v for k, v in lab.items() if k != "sessions"} for lab in json.loads(config["gpu-platform:labs"])]
+    # The labs' sessions and hub name the stack's own pools, replaced here.
+    labs = [
+        {k: v for k, v in lab.items() if k not in ("sessions", "hub")}
+        for lab in json.loads(config["gpu-platform:labs"])
+    ]
     config = with_value(config, "gpu-platform:labs", labs)
     return load_settings(
         with_value(config, "gpu-platform:karpenter", {"enabled": True, "replicas": 2, "nodePools": pools})

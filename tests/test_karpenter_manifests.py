@@ -34,9 +34,11 @@ def stack_settings(stack: str, **overrides: Any) -> StackSettings:
     values = dict(read_stack_config(PROJECT_DIR, stack).values)
     values.update({f"gpu-platform:{key}": json.dumps(value) for key, value in overrides.items()})
     if "karpenter" in overrides and "labs" not in overrides:
-        # The labs' sessions name the stack's own pools, which the override replaces.
+        # The labs' sessions and hub name the stack's own pools, which the override replaces.
         labs = json.loads(values["gpu-platform:labs"])
-        values["gpu-platform:labs"] = json.dumps([{k: v for k, v in lab.items() if k != "sessions"} for lab in labs])
+        values["gpu-platform:labs"] = json.dumps(
+            [{k: v for k, v in lab.items() if k not in ("sessions", "hub")} for lab in labs]
+        )
     return load_settings(values)
 
 

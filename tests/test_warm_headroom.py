@@ -61,7 +61,16 @@ def two_pool_settings() -> StackSettings:
     """Staging plus a second pool of another family with warm slots of its own."""
     values = dict(STAGING)
     karpenter = json.loads(values["gpu-platform:karpenter"])
-    karpenter["nodePools"].append({"name": "l4-pool", "instanceTypes": ["g6.xlarge"], "gpuLimit": 2, "warmGpuSlots": 1})
+    # Drains as long as staging's pool: the lab's hub offers every pool, and its notebooks live 2h.
+    karpenter["nodePools"].append(
+        {
+            "name": "l4-pool",
+            "instanceTypes": ["g6.xlarge"],
+            "gpuLimit": 2,
+            "warmGpuSlots": 1,
+            "terminationGracePeriod": "2h15m",
+        }
+    )
     values["gpu-platform:karpenter"] = json.dumps(karpenter)
     return load_settings(values)
 
