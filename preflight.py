@@ -245,13 +245,16 @@ def describe_endpoint(aws: Aws, cluster_name: str) -> str | None:
 
 
 def pinned_addons(settings: StackSettings) -> list[tuple[str, str]]:
-    """(add-on name, version) of every EKS add-on the stack pins (components/observability.py creates them);
-    the others (pod identity agent, CoreDNS, kube-proxy, VPC CNI) take EKS's default version."""
+    """(add-on name, version) of every EKS add-on the stack pins (components/observability.py and
+    components/hub.py create them); the others (pod identity agent, CoreDNS, kube-proxy, VPC CNI) take EKS's
+    default version. tests/test_preflight_aws.py holds this list against the add-ons each synth plan creates."""
     pinned = []
     if settings.observability.node_repair:
         pinned.append((constants.NODE_MONITORING_AGENT_ADDON, constants.NODE_MONITORING_AGENT_ADDON_VERSION))
     if settings.observability.gpu_metrics:
         pinned.append((constants.CLOUDWATCH_OBSERVABILITY_ADDON, constants.CLOUDWATCH_OBSERVABILITY_ADDON_VERSION))
+    if any(lab.hub is not None for lab in settings.labs):
+        pinned.append((constants.EFS_CSI_ADDON, constants.EFS_CSI_ADDON_VERSION))
     return pinned
 
 

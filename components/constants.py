@@ -152,7 +152,11 @@ ROOT_DEVICE_NAME: Final = "/dev/xvda"
 NODE_MONITORING_AGENT_ADDON: Final = "eks-node-monitoring-agent"
 NODE_MONITORING_AGENT_ADDON_VERSION: Final = "v1.6.6-eksbuild.1"
 CLOUDWATCH_OBSERVABILITY_ADDON: Final = "amazon-cloudwatch-observability"
-CLOUDWATCH_OBSERVABILITY_ADDON_VERSION: Final = "v6.5.0-eksbuild.1"
+# v6.4.0-eksbuild.1: the build of chart amazon-cloudwatch-observability-6.4.0 (aws-observability/helm-charts), the
+# newest chart tag, whose templates the one-DCGM-engine design was read from (docs/gpu-health.md). A v6.5.0 build is
+# listed by some accounts, but no chart tag or release note for it could be found to read; `preflight --check
+# addons` asks each account before `up`.
+CLOUDWATCH_OBSERVABILITY_ADDON_VERSION: Final = "v6.4.0-eksbuild.1"
 # Where the add-on runs its CloudWatch agent (CLOUDWATCH_AGENT_NAMESPACE, defined with the platform
 # namespaces above); the Pod Identity association names this pair (aws-observability/helm-charts
 # charts/amazon-cloudwatch-observability, `cloudwatch-agent.serviceAccountName`; AWS "Install the

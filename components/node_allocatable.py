@@ -50,7 +50,7 @@ AWS_NODE: Final = Allocatable(25 + 25, 0)
 POD_IDENTITY_AGENT: Final = NO_REQUEST
 # The platform's own NVIDIA device plugin and MPS control daemon (renderers/device_plugin_manifests.py).
 DEVICE_PLUGIN_DAEMON: Final = Allocatable(50, 64)
-# amazon-cloudwatch-observability (add-on v6.5.0; chart aws-observability/helm-charts
+# amazon-cloudwatch-observability (add-on v6.4.0; chart aws-observability/helm-charts
 # charts/amazon-cloudwatch-observability/values.yaml @ amazon-cloudwatch-observability-6.4.0, the newest
 # tag): `agent.resources.requests` 250m / 128Mi (the `cloudwatch-agent` DaemonSet). Its own dcgm-exporter is
 # off (one DCGM engine per node, docs/gpu-health.md); the platform's dcgm-exporter asks for what the chart's

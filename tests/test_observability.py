@@ -508,7 +508,7 @@ def test_plans_install_both_add_ons_after_the_system_nodes(stack: str, plans: di
     addons = {r["inputs"]["addonName"]: r for r in plan.of_type(ADDON)}
     monitoring, cloudwatch = addons[NODE_MONITORING_AGENT_ADDON], addons[CLOUDWATCH_OBSERVABILITY_ADDON]
     assert monitoring["inputs"]["addonVersion"] == "v1.6.6-eksbuild.1"
-    assert cloudwatch["inputs"]["addonVersion"] == "v6.5.0-eksbuild.1"
+    assert cloudwatch["inputs"]["addonVersion"] == "v6.4.0-eksbuild.1"
     assert json.loads(monitoring["inputs"]["configurationValues"]) == config.node_monitoring_agent_configuration()
     assert json.loads(cloudwatch["inputs"]["configurationValues"]) == config.cloudwatch_observability_configuration()
     assert MNG in _dependency_types(plan, monitoring)

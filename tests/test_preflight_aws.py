@@ -49,28 +49,22 @@ def _assumed(role_arn: str) -> dict[str, Any]:
     return {"stdout": {"Account": account, "Arn": f"arn:aws:sts::{account}:assumed-role/{name}/gh-run-1"}}
 
 
-def _addon_versions(*versions: str) -> dict[str, Any]:
-    addon = {"addonName": CLOUDWATCH_OBSERVABILITY_ADDON, "addonVersions": [{"addonVersion": v} for v in versions]}
-    return {"stdout": {"addons": [addon]}}
+def _addon_versions(*versions: str, addon: str = CLOUDWATCH_OBSERVABILITY_ADDON) -> dict[str, Any]:
+    return {"stdout": {"addons": [{"addonName": addon, "addonVersions": [{"addonVersion": v} for v in versions]}]}}
 
 
 BASE_ANSWERS: dict[str, Any] = {
     "sts get-caller-identity": _assumed(DEPLOYER),
     "eks describe-cluster": {"rc": 254, "stderr": NOT_FOUND},
     "eks describe-addon-versions": {"stdout": {"addons": []}},
-    "eks describe-addon-versions --addon-name amazon-cloudwatch-observability": _addon_versions(
-        CLOUDWATCH_OBSERVABILITY_ADDON_VERSION, "v6.4.0-eksbuild.1"
-    ),
-    "eks describe-addon-versions --addon-name eks-node-monitoring-agent": {
-        "stdout": {
-            "addons": [
-                {
-                    "addonName": "eks-node-monitoring-agent",
-                    "addonVersions": [{"addonVersion": preflight.constants.NODE_MONITORING_AGENT_ADDON_VERSION}],
-                }
-            ]
-        }
+    # Every add-on staging pins is published (the CloudWatch add-on with a newer build beside it).
+    **{
+        f"eks describe-addon-versions --addon-name {name}": _addon_versions(version, addon=name)
+        for name, version in preflight.pinned_addons(STAGING)
     },
+    f"eks describe-addon-versions --addon-name {CLOUDWATCH_OBSERVABILITY_ADDON}": _addon_versions(
+        CLOUDWATCH_OBSERVABILITY_ADDON_VERSION, "v6.6.0-eksbuild.1"
+    ),
     "service-quotas get-service-quota": {"stdout": {"Quota": {"QuotaCode": "L-DB2E81BA", "Value": 256.0}}},
 }
 
@@ -118,14 +112,14 @@ def test_addon_version_absent_names_the_versions_that_exist(fake_aws: Any, capsy
     fake_aws(
         **{
             "eks describe-addon-versions --addon-name amazon-cloudwatch-observability": _addon_versions(
-                "v6.4.0-eksbuild.1", "v6.6.0-eksbuild.1"
+                "v6.3.0-eksbuild.1", "v6.6.0-eksbuild.1"
             )
         }
     )
     code, out = _run("addons", capsys)
     assert code == 1
     assert "addons: FAILED" in out and CLOUDWATCH_OBSERVABILITY_ADDON_VERSION in out
-    assert "v6.4.0-eksbuild.1, v6.6.0-eksbuild.1" in out and "components/constants.py" in out
+    assert "v6.3.0-eksbuild.1, v6.6.0-eksbuild.1" in out and "components/constants.py" in out
 
 
 def test_quota_above_what_the_stack_uses(fake_aws: Any, capsys: pytest.CaptureFixture[str]) -> None:
@@ -218,3 +212,16 @@ def test_role_arn_of_an_assumed_role_session() -> None:
     assert preflight.listed_keys(with_path, ADMIN) == ["gpu-platform:cluster.adminPrincipalArns[0]"]
     other_account = "arn:aws:iam::731245981032:role/platform-admin"
     assert preflight.listed_keys(with_path, other_account) == []
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_addons_check_covers_every_add_on_the_plan_pins(stack: str, request: pytest.FixtureRequest) -> None:
+    """Every `aws:eks/addon:Addon` with an addonVersion in the synth plan is one the preflight asks AWS about."""
+    plan = request.getfixturevalue(f"{stack}_plan")
+    in_plan = sorted(
+        (r["inputs"]["addonName"], r["inputs"]["addonVersion"])
+        for r in plan.resources
+        if r["type"] == "aws:eks/addon:Addon" and "addonVersion" in r["inputs"]
+    )
+    settings = load_settings(read_stack_config(PROJECT_DIR, stack).values)
+    assert in_plan and sorted(preflight.pinned_addons(settings)) == in_plan
