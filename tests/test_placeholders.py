@@ -49,6 +49,13 @@ RULE = "no-documentation-placeholders"
         ("oncall@example.community", []),
         ("oncall@myexample.com", []),
         ("oncall@testing.dev", []),
+        # ... and as host names (a hub's hostname, an OAuth endpoint): nobody can own them.
+        ("hub.learning-lab.example.org", ["hub.learning-lab.example.org"]),
+        ("https://auth.example.com/oauth2/token", ["auth.example.com"]),
+        ("lab.ci.test", ["lab.ci.test"]),
+        ("hub.example.org.au", []),
+        ("hub.myexample.org", []),
+        ("example-org:vision-lab", []),
     ],
 )
 def test_placeholders_in(text: str, found: list[str]) -> None:
@@ -72,6 +79,7 @@ SHIPPED_PLACEHOLDER_KEYS = {
         "gpu-platform:cluster.viewerPrincipalArns[0]",
         "gpu-platform:observability.alarmSubscribers[0]",
         "gpu-platform:labs[0].members[0]",
+        "gpu-platform:labs[0].hub.hostname",
         "gpu-platform:labs[0].hub.certificateArn",
     },
     "prod": {
@@ -85,6 +93,7 @@ SHIPPED_PLACEHOLDER_KEYS = {
         "gpu-platform:labs[0].members[1]",
         "gpu-platform:labs[1].members[0]",
         "gpu-platform:labs[1].members[1]",
+        "gpu-platform:labs[0].hub.hostname",
         "gpu-platform:labs[0].hub.certificateArn",
     },
 }
@@ -147,6 +156,7 @@ def test_policy_check_passes_a_copy_with_real_looking_values(stack: str, tmp_pat
         ("198.51.100.0/24", "52.94.76.0/24"),
         ("203.0.113.0/24", "35.160.12.0/24"),
         ("@example.com", "@acme-labs.io"),
+        (".example.org", ".acme-labs.io"),
     ):
         text = text.replace(documentation, real)
     (project / f"Pulumi.{stack}.yaml").write_text(text, encoding="utf-8")

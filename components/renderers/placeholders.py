@@ -1,4 +1,4 @@
-"""Documentation values (example AWS accounts, documentation IP ranges and e-mail domains) that must not reach AWS.
+"""Documentation values (example AWS accounts, documentation IP ranges, e-mail and host domains) that must not reach AWS.
 
 Pure.
 
@@ -28,6 +28,13 @@ _DOCUMENTATION_EMAIL = re.compile(
     re.IGNORECASE,
 )
 
+# The same RFC 2606 names as a host (a hub's hostname, an OAuth endpoint URL): nobody can own them, so no
+# certificate, DNS record or OAuth callback there can ever work.
+_DOCUMENTATION_HOST = re.compile(
+    r"(?<![\w.@-])(?:[\w-]+\.)*(?:example\.(?:com|net|org)|[\w-]+\.(?:example|test|invalid))(?![\w.-])",
+    re.IGNORECASE,
+)
+
 _ACCOUNT_ID = re.compile(r"(?<![0-9])[0-9]{12}(?![0-9])")
 # Candidate addresses or CIDRs inside a longer string (an ARN, a URL, a JSON policy document).
 _ADDRESS = re.compile(r"[0-9A-Fa-f.:]*[.:][0-9A-Fa-f.:]*(?:/[0-9]{1,3})?")
@@ -43,9 +50,10 @@ def _in_documentation_range(text: str) -> bool:
 
 def placeholders_in(text: str) -> list[str]:
     """The documentation values inside one string (an example account ID, a documentation address/CIDR, an
-    e-mail address in an RFC 2606 domain)."""
+    e-mail address or a host name in an RFC 2606 domain)."""
     found = [match for match in _ACCOUNT_ID.findall(text) if match in EXAMPLE_ACCOUNT_IDS]
     found += _DOCUMENTATION_EMAIL.findall(text)
+    found += _DOCUMENTATION_HOST.findall(_DOCUMENTATION_EMAIL.sub(" ", text))
     found += [match for match in _ADDRESS.findall(text) if _in_documentation_range(match)]
     return list(dict.fromkeys(found))
 
