@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.util
 import inspect
 import io
 import json
@@ -11,8 +12,10 @@ import os
 import re
 import subprocess
 import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pulumi
 import pytest
@@ -23,6 +26,29 @@ from offline.plan import Plan
 from offline.project_copy import copy_program
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
+
+
+def _defer_the_iri_grammar() -> None:
+    """jsonschema imports `rfc3987_syntax` for its `iri` format when installed (jupyterhub's jupyter-events pulls it
+    in), and that module compiles a Lark grammar at import: ~2 s for every interpreter that imports jsonschema.
+    A stand-in whose `is_valid_syntax` imports the real one on its first call keeps the check and defers its cost
+    to a schema that uses `iri` (none of the shared schemas does)."""
+    spec = importlib.util.find_spec("rfc3987_syntax")
+    if spec is None or "rfc3987_syntax" in sys.modules or "jsonschema" in sys.modules:
+        return
+    stand_in = types.ModuleType("rfc3987_syntax")
+    stand_in.__path__ = list(spec.submodule_search_locations or [])
+
+    def is_valid_syntax(term: str, value: str) -> bool:
+        from rfc3987_syntax.syntax_helpers import is_valid_syntax as real
+
+        return bool(real(term, value))
+
+    stand_in.is_valid_syntax = is_valid_syntax  # type: ignore[attr-defined]
+    sys.modules["rfc3987_syntax"] = stand_in
+
+
+_defer_the_iri_grammar()
 SHARED_DIR = PROJECT_DIR.parent / "shared"
 STACKS = stacks_in(PROJECT_DIR)
 
@@ -81,17 +107,24 @@ def without_hubs(labs_json: str) -> str:
     return json.dumps([{key: value for key, value in lab.items() if key != "hub"} for lab in json.loads(labs_json)])
 
 
+class SynthRun(NamedTuple):
+    out: Path
+    stdout: str
+    stderr: str
+
+
 @pytest.fixture(scope="session")
-def staging_plan_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the session's one synth of staging wrote its plan (resources.json, helm.json, manifests/)."""
+def staging_synth(tmp_path_factory: pytest.TempPathFactory) -> SynthRun:
+    """The session's one synth of staging: where it wrote its plan, and what it printed (the summary)."""
     out = tmp_path_factory.mktemp("staging")
-    synthesize("staging", out)
-    return out
+    code, stdout, stderr = synth_in_process("staging", out)
+    assert code == 0, f"synth --stack staging failed:\n{stdout}\n{stderr}"
+    return SynthRun(out, stdout, stderr)
 
 
 @pytest.fixture(scope="session")
-def staging_plan(staging_plan_dir: Path) -> Plan:
-    return Plan.load(staging_plan_dir)
+def staging_plan(staging_synth: SynthRun) -> Plan:
+    return Plan.load(staging_synth.out)
 
 
 @pytest.fixture(scope="session")
@@ -156,7 +189,7 @@ def managed_group_plan(managed_group_project: Path) -> Plan:
 # of the program, or when it starts a subprocess itself (a linter, bash, a synth, the policy server).
 SLOW_FIXTURES = frozenset(
     {
-        "staging_plan_dir",
+        "staging_synth",
         "staging_plan",
         "prod_plan",
         "plans",

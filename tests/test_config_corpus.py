@@ -86,7 +86,7 @@ GOOD = [c for c in CASES if c.exit == OK]
 @pytest.mark.parametrize("case", BAD, ids=[c.id for c in BAD])
 def test_a_mistake_names_exactly_its_key_paths(corpus_project: Path, tmp_path: Path, case: Case) -> None:
     out = tmp_path / "out"
-    code, stdout, stderr = synth_in_process(corpus_project, case.id, out)
+    code, stdout, stderr = synth_in_process(case.id, out, corpus_project)
     assert code == INVALID, stdout + stderr
     assert named_paths(stderr) == set(case.paths), stderr
     assert "Traceback" not in stderr and "pattern" not in stderr and "'^" not in stderr
@@ -97,7 +97,7 @@ def test_a_mistake_names_exactly_its_key_paths(corpus_project: Path, tmp_path: P
 @pytest.mark.slow  # a whole synth each (~0.8 s): the mistakes above stop before any resource
 @pytest.mark.parametrize("case", GOOD, ids=[c.id for c in GOOD])
 def test_a_good_file_synths(corpus_project: Path, tmp_path: Path, case: Case) -> None:
-    code, stdout, stderr = synth_in_process(corpus_project, case.id, tmp_path / "out")
+    code, stdout, stderr = synth_in_process(case.id, tmp_path / "out", corpus_project)
     assert (code, stderr) == (OK, ""), stdout + stderr
     assert (tmp_path / "out" / "resources.json").is_file()
 

@@ -10,7 +10,7 @@ import yaml
 
 from offline.config_files import SECRET_PLACEHOLDER, read_stack_config
 from offline.plan import Plan
-from tests.conftest import PROJECT_DIR, STACKS, run_synth
+from tests.conftest import PROJECT_DIR, STACKS, SynthRun, run_synth
 
 RESOURCE_KEYS = {"urn", "type", "name", "parent", "dependencies", "protect", "custom", "inputs"}
 
@@ -67,9 +67,9 @@ def test_remote_component_children_are_represented_by_the_component(staging_plan
     assert addon["inputs"]["clusterName"] == "nextgen-learninglab"
 
 
-def test_two_runs_are_byte_identical(staging_plan_dir: Path, tmp_path: Path) -> None:
+def test_two_runs_are_byte_identical(staging_synth: SynthRun, tmp_path: Path) -> None:
     """The real command in a fresh interpreter (another hash seed) writes the bytes of the session's in-process synth."""
-    first, second = staging_plan_dir, tmp_path / "two"
+    first, second = staging_synth.out, tmp_path / "two"
     result = run_synth("staging", second)
     assert result.returncode == 0, result.stdout + result.stderr
     files = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
