@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import importlib.util
 import inspect
 import io
@@ -230,6 +231,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if _is_slow(item):
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Collection imported the SDKs (hundreds of thousands of long-lived objects): move them out of the collector's
+    reach, so the full collections the Pulumi runtime's many tasks trigger stop walking them (a synth runs ~1.8x
+    faster). Nothing collected later is affected."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture
