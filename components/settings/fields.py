@@ -23,7 +23,6 @@ SUPPORTED_REGIONS = (
     "ap-northeast-1", "ap-northeast-2", "ap-south-1", "ap-southeast-1", "ap-southeast-2",
 )  # fmt: skip
 
-
 # IAM role names are capped at 64 characters; the longest name derived from the cluster name
 # is the Karpenter controller role's (21 extra characters).
 LONGEST_DERIVED_SUFFIX = KARPENTER_CONTROLLER_ROLE_SUFFIX

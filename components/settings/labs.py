@@ -117,6 +117,3 @@ class LabSettings(SettingsModel):
                     "(each learner holds one shared GPU slot of the lab's quota)"
                 )
         return self
-
-
-# --- the stack ---------------------------------------------------------------------------------

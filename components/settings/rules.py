@@ -45,6 +45,7 @@ def gpu_nodes_fit(settings: StackSettings) -> None:
 
 
 def fast_image_pull_fits_instances(settings: StackSettings) -> None:
+    """fastImagePull only where nodeadm honours it: every GPU type of at least its minimum size."""
     if settings.gpu_nodes.fast_image_pull:
         small = [
             t for t in settings.gpu_instance_types if not node_allocatable.instance_meets_fast_image_pull_minimum(t)
@@ -58,6 +59,7 @@ def fast_image_pull_fits_instances(settings: StackSettings) -> None:
 
 
 def karpenter_fits_system_nodes(settings: StackSettings) -> None:
+    """Each Karpenter controller replica gets a system node of its own."""
     # The chart's required anti-affinity puts each controller replica on its own (system) node.
     if settings.karpenter.enabled and settings.karpenter.replicas > settings.system_nodes.min_size:
         raise ValueError(

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 
 def hubs_fit_the_cluster(settings: StackSettings) -> None:
+    """Every lab's hub: known pools, room in the lab's quota, images to pre-pull, a certificate in the region."""
     pool_names = [pool.name for pool in settings.karpenter.node_pools] if settings.karpenter.enabled else []
     for index, lab in enumerate(settings.labs):
         hub = lab.hub

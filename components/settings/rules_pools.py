@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 
 def warm_headroom_fits(settings: StackSettings) -> None:
+    """Every pool's warm slots fit its limits and its nodes."""
     if not settings.karpenter.enabled:
         return
     for index, pool in enumerate(settings.karpenter.node_pools):
@@ -21,6 +22,7 @@ def warm_headroom_fits(settings: StackSettings) -> None:
 
 
 def timetable_fits(settings: StackSettings) -> None:
+    """Every session names a pool it can warm, and every pool with sessions holds them."""
     pools = settings.karpenter.node_pools if settings.karpenter.enabled else []
     names = ", ".join(pool.name for pool in pools)
     for i, lab in enumerate(settings.labs):
