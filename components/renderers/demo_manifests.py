@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from components import gpu_catalog
 from components.constants import (
     DEMO_POD_REQUESTS,
     DO_NOT_DISRUPT_ANNOTATION,
@@ -36,8 +35,7 @@ from components.renderers.device_plugin_manifests import (
     deny_all_network_policy,
     plain_manifest,
 )
-from components.renderers.gpu_capacity import schedulable_gpus
-from components.settings import DemoSettings, StackSettings
+from components.settings import DemoSettings, StackSettings, capacity
 
 DEMO_APP = "learning-lab"
 DEMO_GPUS_PER_POD = 1
@@ -165,11 +163,8 @@ SKIP_AWAIT_ANNOTATION = {"pulumi.com/skipAwait": "true"}
 
 def managed_group_slots(settings: StackSettings) -> int:
     """Shared GPU slots the managed group's desired nodes offer (its smallest instance type), 0 if disabled."""
-    group = settings.gpu_node_group
-    if not group.enabled:
-        return 0
-    per_node = min(schedulable_gpus(gpu_catalog.gpu_count(t), settings.gpu_sharing) for t in group.instance_types)
-    return per_node * group.desired_size
+    group = capacity.managed_group_capacity(settings)
+    return group.desired_slots if group is not None else 0
 
 
 def demo_affinity(settings: StackSettings) -> dict[str, Any] | None:

@@ -33,7 +33,6 @@ from typing import Final
 
 from components import gpu_catalog
 from components.renderers.demo_manifests import DEMO_GPUS_PER_POD, managed_group_slots
-from components.renderers.gpu_capacity import schedulable_gpus
 from components.settings import NodePoolSettings, StackSettings
 
 # EC2 size order within one family (cheapest first); sizes not listed sort last.
@@ -94,8 +93,7 @@ class FirstBatchRow:
 
 
 def pool_slots_per_type(settings: StackSettings, pool: NodePoolSettings) -> dict[str, int]:
-    sharing = settings.sharing_for(pool)
-    return {t: schedulable_gpus(gpu_catalog.gpu_count(t), sharing) for t in pool.selected_instance_types}
+    return {node.instance_type: node.slots for node in settings.capacity_of(pool).nodes}
 
 
 def demo_pool(settings: StackSettings) -> str | None:

@@ -12,11 +12,13 @@ modules import only each other and the fact modules, never a component or a rend
 - `cluster.py`, `gpu.py`, `karpenter.py`, `observability.py`, `hub.py`, `labs.py`: the sections' models
 - `stack.py`: `StackSettings`, every section together, and the views derived from them
 - `rules.py`, `rules_pools.py`, `rules_hub.py`: the rules across sections (warm slots, timetables, hubs, labs)
+- `capacity.py`: the one capacity model (per pool: GPUs, vCPUs, slots per node, allocatable, quota vCPUs)
 - `loading.py`: Pulumi's flat config map into `StackSettings`; `errors.py`: `SettingsError` and its wording
 
-Callers import from `components.settings`; every public name of the modules above is re-exported here.
+Callers import from `components.settings`: every name a caller uses is re-exported here (tests/test_settings_package.py).
 """
 
+from components.settings import capacity
 from components.settings.cluster import (
     ClusterSettings,
     ControlPlaneLogType,
@@ -159,6 +161,7 @@ __all__ = [
     "VpcId",
     "WarmSlotShape",
     "allowed_config_keys",
+    "capacity",
     "config_key",
     "load_settings",
 ]

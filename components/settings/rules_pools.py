@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from components import gpu_catalog, timetable
+from components import timetable
 from components.settings.karpenter import WARM_SLOT_FLOOR, NodePoolSettings
 
 if TYPE_CHECKING:
@@ -42,11 +42,11 @@ def timetable_fits(settings: StackSettings) -> None:
 
 def _check_warm_headroom(settings: StackSettings, pool: NodePoolSettings, key: str) -> None:
     """Warm slots fit the pool's limits and one node holds all its slots of the slot shape (ValueError if not)."""
-    slots, replicas = pool.warm_gpu_slots, settings.sharing_for(pool).replicas
-    if slots > pool.gpu_limit * replicas:
+    slots, held = pool.warm_gpu_slots, settings.capacity_of(pool)
+    if slots > held.slot_limit:
         raise ValueError(
             f"{key}.warmGpuSlots: {slots} exceeds the pool's nvidia.com/gpu limit, gpuLimit x replicas = "
-            f"{pool.gpu_limit} x {replicas} = {pool.gpu_limit * replicas}"
+            f"{pool.gpu_limit} x {held.replicas} = {held.slot_limit}"
         )
     shape = settings.warm_slot_shape_for(pool)
     too_small = shape.cpu_millicores < WARM_SLOT_FLOOR.cpu_millicores or shape.memory_mib < WARM_SLOT_FLOOR.memory_mib
@@ -56,23 +56,15 @@ def _check_warm_headroom(settings: StackSettings, pool: NodePoolSettings, key: s
             f"usable pod ({WARM_SLOT_FLOOR.cpu_millicores}m, {WARM_SLOT_FLOOR.memory_mib} MiB); set cpuMillicores "
             "and memoryMib, or fewer sharing replicas, or larger instance types"
         )
-    within_limits = []
-    for instance_type in pool.selected_instance_types:
-        per_node = settings.slots_per_node(pool, instance_type)
-        room = settings.pool_node_allocatable(pool, instance_type)
+    for node in held.nodes:
+        per_node, room = node.slots, node.allocatable
         if per_node * shape.cpu_millicores > room.cpu_millicores or per_node * shape.memory_mib > room.memory_mib:
             raise ValueError(
                 f"{key}.warmSlotShape: {per_node} slots of {shape.cpu_millicores}m / {shape.memory_mib} MiB do not fit "
-                f"one {instance_type} ({room.cpu_millicores}m / {room.memory_mib} MiB allocatable after system "
+                f"one {node.instance_type} ({room.cpu_millicores}m / {room.memory_mib} MiB allocatable after system "
                 "reservations); lower cpuMillicores or memoryMib"
             )
-        nodes = -(-slots // per_node)
-        if (
-            nodes * gpu_catalog.vcpus(instance_type) <= pool.cpu_limit
-            and nodes * per_node // replicas <= pool.gpu_limit
-        ):
-            within_limits.append(instance_type)
-    if not within_limits:
+    if not held.within_limits(slots):
         raise ValueError(
             f"{key}.warmGpuSlots: the nodes holding {slots} warm slots exceed cpuLimit {pool.cpu_limit} or gpuLimit "
             f"{pool.gpu_limit} on every instance type of the pool; raise the limits or lower warmGpuSlots"
@@ -118,18 +110,11 @@ def _check_timetable(settings: StackSettings, pool: NodePoolSettings, key: str) 
 def _check_timetable_peak(
     settings: StackSettings, pool: NodePoolSettings, key: str, sessions: tuple[timetable.Session, ...], lead: int
 ) -> None:
-    replicas = settings.sharing_for(pool).replicas
     held = timetable.held_profile(pool.warm_gpu_slots, sessions, lead)
     peak = max(held)
     at_peak = max(sessions, key=lambda s: timetable.peak_in_windows(held, s, lead))
-    for instance_type in pool.selected_instance_types:
-        per_node = settings.slots_per_node(pool, instance_type)
-        nodes = -(-peak // per_node)
-        if (
-            nodes * gpu_catalog.vcpus(instance_type) <= pool.cpu_limit
-            and nodes * per_node // replicas <= pool.gpu_limit
-        ):
-            return
+    if settings.capacity_of(pool).within_limits(peak):
+        return
     raise ValueError(
         f"{at_peak.key}.learners: at its peak the pool holds {peak} slots (warmGpuSlots plus the learners of "
         f"overlapping sessions), whose nodes exceed {key} cpuLimit {pool.cpu_limit} or gpuLimit {pool.gpu_limit} on "

@@ -7,13 +7,13 @@ from typing import Annotated, Self
 
 from pydantic import Field, model_validator
 
-from components import gpu_catalog, node_allocatable, timetable
-from components.settings import rules
+from components import node_allocatable, timetable
+from components.settings import capacity, rules
 from components.settings.cluster import ClusterSettings, NetworkSettings, SystemNodeGroupSettings
 from components.settings.fields import ClusterName, KubernetesVersion, Region, SettingsModel, TagKey, TagValue
 from components.settings.gpu import GpuNodeGroupSettings, GpuNodeSettings, GpuSharingSettings
 from components.settings.hub import HubSettings
-from components.settings.karpenter import TYPICAL_WARM_SLOT, KarpenterSettings, NodePoolSettings, WarmSlotShape
+from components.settings.karpenter import KarpenterSettings, NodePoolSettings, WarmSlotShape
 from components.settings.labs import DemoSettings, LabSession, LabSettings
 from components.settings.observability import ObservabilitySettings
 
@@ -56,31 +56,26 @@ class StackSettings(SettingsModel):
         """Sharing of one Karpenter pool (its override, else the stack default); None = managed group."""
         return pool.gpu_sharing if pool is not None and pool.gpu_sharing else self.gpu_sharing
 
+    # --- capacity (components/settings/capacity.py: the one capacity model) ---
+
+    def capacity_of(self, pool: NodePoolSettings) -> capacity.PoolCapacity:
+        """The pool's capacity model: per instance type its GPUs, vCPUs, slots and allocatable."""
+        return capacity.pool_capacity(self, pool)
+
     def warm_slot_shape_for(self, pool: NodePoolSettings) -> WarmSlotShape:
         """One warm slot's CPU and memory: the pool's setting, else the largest share up to a typical lab pod
         that lets every node of the pool hold all its slots (GPUs x replicas) after system reservations."""
         if pool.warm_slot_shape is not None:
             return pool.warm_slot_shape
-        cpu, memory = TYPICAL_WARM_SLOT.cpu_millicores, TYPICAL_WARM_SLOT.memory_mib
-        for instance_type in pool.selected_instance_types:
-            slots = self.slots_per_node(pool, instance_type)
-            room = self.pool_node_allocatable(pool, instance_type)
-            cpu = min(cpu, room.cpu_millicores // slots // 50 * 50)  # round down to 50m
-            memory = min(memory, room.memory_mib // slots // 64 * 64)  # and to 64 MiB
-        return WarmSlotShape(cpu_millicores=max(cpu, 10), memory_mib=max(memory, 16))
+        return self.capacity_of(pool).default_warm_slot_shape()
 
     def pool_node_allocatable(self, pool: NodePoolSettings, instance_type: str) -> node_allocatable.Allocatable:
         """What one node of this pool offers pods once the DaemonSets these settings run on it are placed."""
-        daemonsets = node_allocatable.daemonset_requests(
-            gpu_metrics=self.observability.gpu_metrics,
-            node_repair=self.observability.node_repair,
-            mps=self.sharing_for(pool).strategy == "mps",
-        )
-        return node_allocatable.pod_allocatable(instance_type, max_pods=self.gpu_nodes.max_pods, daemonsets=daemonsets)
+        return self.capacity_of(pool).node(instance_type).allocatable
 
     def slots_per_node(self, pool: NodePoolSettings, instance_type: str) -> int:
         """Shared `nvidia.com/gpu` slots one node of this type offers in this pool (GPUs x replicas)."""
-        return gpu_catalog.gpu_count(instance_type) * self.sharing_for(pool).replicas
+        return self.capacity_of(pool).node(instance_type).slots
 
     # --- the lab timetable (components/timetable.py, docs/timetable.md) ---
 
