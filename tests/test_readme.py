@@ -102,11 +102,13 @@ def broken_links(page: Path) -> list[str]:
             continue
         path_part, _, anchor = target.partition("#")
         linked = (page.parent / path_part).resolve() if path_part else page
-        if not linked.is_file():
-            broken.append(target)
-        elif anchor and linked.suffix == ".md" and anchor not in heading_anchors(linked.read_text(encoding="utf-8")):
+        if not linked.is_file() or (anchor and linked.suffix == ".md" and anchor not in _anchors_of(linked)):
             broken.append(target)
     return broken
+
+
+def _anchors_of(page: Path) -> set[str]:
+    return heading_anchors(page.read_text(encoding="utf-8"))
 
 
 def test_readme_is_a_front_door_of_at_most_200_lines() -> None:
