@@ -40,7 +40,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
     lines += _dcgm_engine_lines(settings)
     lines += [
         "",
-        'EC2 vCPU quotas to have before the first `up` (service code ec2; README "Real use" for the formula):',
+        "EC2 vCPU quotas to have before the first `up` (service code ec2; the formula: docs/lifecycle.md):",
         *(f"  {need.code}  {need.name:<40}{need.vcpus:>6} vCPUs" for need in quota_needs(settings)),
     ]
     lines += _lab_lines(settings)

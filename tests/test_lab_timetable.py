@@ -104,7 +104,7 @@ def test_staging_timetable_is_two_pacific_evenings_of_six_learners() -> None:
 
 
 def test_lead_time_is_the_modelled_time_to_gpu_rounded_up() -> None:
-    # README "Time to GPU": batch 10 s, launch to Ready ~100 s, plugin seconds, pull 2m18s (1m07s with SOCI),
+    # docs/operations.md "Time to GPU": batch 10 s, launch to Ready ~100 s, plugin seconds, pull 2m18s (1m07s with SOCI),
     # plus the CronJob's own pod start.
     assert timetable.lead_minutes_for(pre_pulls=True, fast_image_pull=True) == 5  # 60+10+100+30+67 = 267 s
     assert timetable.lead_minutes_for(pre_pulls=True, fast_image_pull=False) == 6  # 338 s

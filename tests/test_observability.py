@@ -261,7 +261,7 @@ def test_one_stuck_gpu_node_is_seen_at_the_system_groups_desired_size(stack: str
 
 
 def test_a_system_group_surge_longer_than_the_window_is_the_documented_false_alarm() -> None:
-    # README: a rolling update surges the system group above desiredSize; the alarm may fire, then clears.
+    # docs/gpu-health.md: a rolling update surges the system group above desiredSize; the alarm may fire, then clears.
     spec = config.stuck_gpu_node_alarm(stack_settings("staging"))
     samples = config.STUCK_PERIOD_SECONDS // config.COLLECTION_INTERVAL_SECONDS
     surge = {"nodes": 3 + 2, "gpuevents": 2.0 * samples}  # 3 system nodes during the update, 2 healthy GPU nodes
