@@ -40,7 +40,7 @@ from components.constants import (
     SYSTEM_NODE_LABEL_KEY,
     SYSTEM_NODE_LABEL_VALUE,
 )
-from components.renderers.device_plugin_manifests import checkov_skip_annotations
+from components.renderers.manifest_helpers import checkov_skip_annotations
 from components.settings import (
     GithubAuth,
     HubSettings,
