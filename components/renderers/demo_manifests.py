@@ -29,14 +29,14 @@ from components.constants import (
     PROJECT,
     managed_gpu_node_group_name,
 )
-from components.renderers.device_plugin_manifests import (
+from components.renderers.gpu_capacity import schedulable_gpus
+from components.renderers.manifest_helpers import (
     GPU_CONTAINER_READ_ONLY_ROOT,
     Manifest,
     checkov_skip_annotations,
     deny_all_network_policy,
     plain_manifest,
 )
-from components.renderers.gpu_capacity import schedulable_gpus
 from components.settings import DemoSettings, StackSettings
 
 DEMO_APP = "learning-lab"
