@@ -28,7 +28,7 @@ from components.constants import (
     PROJECT,
     managed_gpu_node_group_name,
 )
-from components.renderers.device_plugin_manifests import (
+from components.renderers.manifest_helpers import (
     GPU_CONTAINER_READ_ONLY_ROOT,
     Manifest,
     checkov_skip_annotations,
