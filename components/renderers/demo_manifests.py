@@ -161,12 +161,6 @@ def demo_network_policy(demo: DemoSettings) -> Manifest:
 SKIP_AWAIT_ANNOTATION = {"pulumi.com/skipAwait": "true"}
 
 
-def managed_group_slots(settings: StackSettings) -> int:
-    """Shared GPU slots the managed group's desired nodes offer (its smallest instance type), 0 if disabled."""
-    group = capacity.managed_group_capacity(settings)
-    return group.desired_slots if group is not None else 0
-
-
 def demo_affinity(settings: StackSettings) -> dict[str, Any] | None:
     """Node affinity of the demo pods: pinned to, or preferring, the managed GPU group; None without it."""
     if not settings.gpu_node_group.enabled:
@@ -180,7 +174,7 @@ def demo_affinity(settings: StackSettings) -> dict[str, Any] | None:
             }
         ]
     }
-    if settings.demo.replicas <= managed_group_slots(settings):
+    if settings.demo.replicas <= capacity.managed_group_slots(settings):
         return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
     return {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "preference": term}]}}
 

@@ -165,6 +165,12 @@ def managed_group_capacity(settings: StackSettings) -> PoolCapacity | None:
     )
 
 
+def managed_group_slots(settings: StackSettings) -> int:
+    """Shared GPU slots the managed group's desired nodes offer (its smallest instance type), 0 if disabled."""
+    group = managed_group_capacity(settings)
+    return group.desired_slots if group is not None else 0
+
+
 def karpenter_capacities(settings: StackSettings) -> tuple[PoolCapacity, ...]:
     """Every Karpenter pool's capacity, in config order (none while Karpenter is off)."""
     if not settings.karpenter.enabled:
