@@ -16,9 +16,9 @@ from components.renderers.container_insights_metrics import (
     NODE_GPU_LIMIT,
     NODE_GPU_UTILIZATION,
 )
-from components.renderers.demo_manifests import DEMO_GPUS_PER_POD, managed_group_slots
+from components.renderers.demo_manifests import DEMO_GPUS_PER_POD
 from components.renderers.gpu_capacity import capacity_rows, warm_headroom_rows
-from components.settings import StackSettings
+from components.settings import StackSettings, capacity
 
 STUCK_PERIOD_SECONDS: Final = 300
 IDLE_PERIOD_SECONDS: Final = 3600
@@ -105,7 +105,7 @@ def intended_idle_gpu_nodes(settings: StackSettings) -> int:
     for row in warm_headroom_rows(settings):
         warm[row.pool] = max(warm.get(row.pool, 0), row.nodes_held)
     demo_slots = settings.demo.replicas * DEMO_GPUS_PER_POD if settings.demo.enabled else 0
-    demo_slots = max(0, demo_slots - managed_group_slots(settings))
+    demo_slots = max(0, demo_slots - capacity.managed_group_slots(settings))
     slots_per_node = [row.schedulable_per_node for row in capacity_rows(settings)]
     demo_nodes = math.ceil(demo_slots / min(slots_per_node)) if demo_slots and slots_per_node else 0
     return floor + sum(warm.values()) + demo_nodes
