@@ -102,6 +102,7 @@ def labs_fit_the_cluster(settings: StackSettings) -> None:
                 f"lab '{demo_lab.name}' has gpuSlots {demo_lab.gpu_slots}"
             )
         _check_demo_fits_lab_quota(settings.demo.replicas, demo_lab, settings.labs.index(demo_lab))
+        _check_sessions_fit_beside_the_demo(settings.demo.replicas, demo_lab, settings.labs.index(demo_lab))
 
 
 def _check_demo_fits_lab_quota(replicas: int, lab: LabSettings, index: int) -> None:
@@ -116,4 +117,15 @@ def _check_demo_fits_lab_quota(replicas: int, lab: LabSettings, index: int) -> N
                 f"demo.replicas: {replicas} demo pods request {replicas} x {request} {resource}, more than lab "
                 f"'{lab.name}' allows (gpu-platform:labs[{index}].{resource}: {quota}); raise the lab's {resource} or lower "
                 "demo.replicas"
+            )
+
+
+def _check_sessions_fit_beside_the_demo(replicas: int, lab: LabSettings, index: int) -> None:
+    """The demo's pods hold GPU slots of their lab's quota all week: a class must fit in what is left."""
+    for number, session in enumerate(lab.sessions):
+        if session.learners + replicas > lab.gpu_slots:
+            raise ValueError(
+                f"labs.{index}.sessions.{number}.learners: {session.learners} learners beside the demo's {replicas} "
+                f"pods (demo.replicas, running in this lab) need {session.learners + replicas} GPU slots; "
+                f"gpu-platform:labs[{index}].gpuSlots is {lab.gpu_slots}: raise gpuSlots or lower learners"
             )
