@@ -186,7 +186,8 @@ def overlapping() -> StackSettings:
         staging_with(
             {"terminationGracePeriod": "3h"},
             labs=[
-                lab("learning-lab", 6, session("0 17 * * tue", 6)),
+                # 9 slots: 6 learners beside staging's 3 demo pods, which run in this lab.
+                lab("learning-lab", 9, session("0 17 * * tue", 6)),
                 lab("robotics-lab", 4, session("2 17 * * tue,thu", 4, duration="1h")),
             ],
         )
