@@ -107,11 +107,12 @@ def medians(commands: dict[str, Callable[[], float]], repeat: int) -> dict[str, 
 
 
 def pools_stack(base: dict[str, Any], count: int) -> dict[str, Any]:
-    """The staging stack file with `count` GPU NodePools cloned from its first pool (which keeps its name: the
-    labs' sessions and hubs name it)."""
+    """The staging stack file with `count` GPU NodePools cloned from its first pool.
+
+    The first clone keeps the pool's name: the labs' sessions and hubs name it."""
     config = json.loads(json.dumps(base["config"]))
     template = config["gpu-platform:karpenter"]["nodePools"][0]
-    names = [template["name"], *(f"gpu-pool-{i:03d}" for i in range(1, count))]
+    names = [template["name"]] + [f"gpu-pool-{i:03d}" for i in range(1, count)]
     config["gpu-platform:karpenter"]["nodePools"] = [{**template, "name": name} for name in names]
     return {"config": config}
 

@@ -1,6 +1,6 @@
 """Checks on raw stack configuration that a field-by-field model cannot see.
 
-`components/settings.py` validates each value; this module catches what would otherwise be
+`components/settings/` validates each value; this module catches what would otherwise be
 dropped or misread before that: keys in a misspelled namespace, empty values, secrets where no
 secret belongs, and settings that a switched-off feature would silently ignore. It also turns
 pydantic's terse range and type errors into sentences using the model's own JSON schema, so

@@ -1,8 +1,9 @@
 """The labs' JupyterHubs: shared EFS home storage, the EFS CSI add-on, and one zero-to-jupyterhub chart per lab.
 
-Data comes from `components.renderers.hub_values` (chart values, profiles) and `components.renderers.hub_storage`
-(StorageClass); this component only creates resources. Each chart goes into its lab's namespace, after the
-lab's quota, LimitRange and NetworkPolicies, so every hub, proxy and notebook pod is admitted under them.
+Data comes from `components.renderers.hub_values` (chart values, built from `hub_profiles` and `hub_access`)
+and `components.renderers.hub_storage` (StorageClass); this component only creates resources. Each chart goes
+into its lab's namespace, after the lab's quota, LimitRange and NetworkPolicies, so every hub, proxy and
+notebook pod is admitted under them.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Karpenter 1.14.1: controller IAM (EKS Pod Identity), node role, interruption queue and rules, the
 CRD and controller Helm charts, and the GPU NodePools / EC2NodeClasses / NodeOverlays.
 
-Documents and objects come from the pure renderers in `karpenter_iam` and `karpenter_manifests`;
-this component only registers them and orders them. The AWS side is created by `karpenter_aws`.
+Documents and objects come from the pure renderers in `karpenter_iam`, `karpenter_interruption` and
+`karpenter_manifests`; this component only registers them and orders them. The AWS side is created by `karpenter_aws`.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from components.constants import (
     KARPENTER_VERSION,
 )
 from components.node_role import create_node_role
-from components.renderers import karpenter_iam
+from components.renderers import karpenter_iam, karpenter_interruption
 from components.settings import StackSettings
 
 
@@ -66,7 +66,7 @@ def create_interruption_handling(name: str, settings: StackSettings, parent: pul
     queue = aws.sqs.Queue(
         f"{name}-interruption",
         name=cluster_name,
-        message_retention_seconds=karpenter_iam.INTERRUPTION_QUEUE_RETENTION_SECONDS,
+        message_retention_seconds=karpenter_interruption.INTERRUPTION_QUEUE_RETENTION_SECONDS,
         sqs_managed_sse_enabled=True,
         tags=settings.tags,
         opts=pulumi.ResourceOptions(parent=parent, protect=settings.protect_resources),
@@ -74,22 +74,22 @@ def create_interruption_handling(name: str, settings: StackSettings, parent: pul
     aws.sqs.QueuePolicy(
         f"{name}-interruption",
         queue_url=queue.url,
-        policy=queue.arn.apply(lambda arn: policy_json(karpenter_iam.interruption_queue_policy(arn))),
+        policy=queue.arn.apply(lambda arn: policy_json(karpenter_interruption.interruption_queue_policy(arn))),
         opts=child,
     )
-    for purpose, (_, detail_type) in karpenter_iam.INTERRUPTION_EVENTS.items():
+    for purpose, (_, detail_type) in karpenter_interruption.INTERRUPTION_EVENTS.items():
         rule = aws.cloudwatch.EventRule(
             f"{name}-{purpose}",
             name=f"{cluster_name}-karpenter-{purpose}",
             description=f"Karpenter interruption handling: {detail_type}",
-            event_pattern=json.dumps(karpenter_iam.interruption_event_pattern(purpose), sort_keys=True),
+            event_pattern=json.dumps(karpenter_interruption.interruption_event_pattern(purpose), sort_keys=True),
             tags=settings.tags,
             opts=child,
         )
         aws.cloudwatch.EventTarget(
             f"{name}-{purpose}",
             rule=rule.name,
-            target_id=karpenter_iam.INTERRUPTION_QUEUE_TARGET_ID,
+            target_id=karpenter_interruption.INTERRUPTION_QUEUE_TARGET_ID,
             arn=queue.arn,
             opts=child,
         )

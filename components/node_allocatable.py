@@ -48,7 +48,7 @@ AWS_NODE: Final = Allocatable(25 + 25, 0)
 # eks-pod-identity-agent: `resources: {}` (aws/eks-pod-identity-agent charts/eks-pod-identity-agent/values.yaml
 # @ v0.1.37): no requests.
 POD_IDENTITY_AGENT: Final = NO_REQUEST
-# The platform's own NVIDIA device plugin and MPS control daemon (renderers/device_plugin_manifests.py).
+# The platform's own NVIDIA device plugin and MPS control daemon (renderers/gpu_node_daemonset.DAEMON_RESOURCES).
 DEVICE_PLUGIN_DAEMON: Final = Allocatable(50, 64)
 # amazon-cloudwatch-observability (add-on v6.4.0; chart aws-observability/helm-charts
 # charts/amazon-cloudwatch-observability/values.yaml @ amazon-cloudwatch-observability-6.4.0, the newest

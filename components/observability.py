@@ -7,7 +7,7 @@
   platform's dcgm-exporter (per-pod GPU use on shared GPUs) feeds the agent instead, through the node
   monitoring agent's host engine when node repair is on: one DCGM engine per GPU node (docs/gpu-health.md).
 - A dashboard and two alarms (stuck GPU node, idle GPUs) to an encrypted SNS topic.
-The data lives in `observability_config.py` and `gpu_dashboard.py`; this component only wires it.
+The data lives in `observability_config.py`, `gpu_alarms.py` and `gpu_dashboard.py`; this component only wires it.
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ from components.constants import (
     NODE_MONITORING_AGENT_ADDON,
     NODE_MONITORING_AGENT_ADDON_VERSION,
 )
+from components.renderers import container_insights_metrics as metrics
 from components.renderers import dcgm_exporter_manifests as exporter
+from components.renderers import gpu_alarms
 from components.renderers import observability_config as config
 from components.renderers.gpu_dashboard import render_dashboard
 from components.settings import StackSettings
@@ -226,7 +228,7 @@ class Observability(pulumi.ComponentResource):
                 endpoint=endpoint,
                 opts=child,
             )
-        for spec in config.alarms(settings):
+        for spec in gpu_alarms.alarms(settings):
             aws.cloudwatch.MetricAlarm(
                 f"{name}-{spec.name.removeprefix(settings.cluster_name + '-')}",
                 name=spec.name,
@@ -247,12 +249,12 @@ def _snake(key: str) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
 
 
-def _metric_query(query: config.MetricQuery, cluster_name: str) -> aws.cloudwatch.MetricAlarmMetricQueryArgs:
+def _metric_query(query: gpu_alarms.MetricQuery, cluster_name: str) -> aws.cloudwatch.MetricAlarmMetricQueryArgs:
     metric = None
     if query.metric_name and query.period and query.stat:
         metric = aws.cloudwatch.MetricAlarmMetricQueryMetricArgs(
             metric_name=query.metric_name,
-            namespace=config.METRIC_NAMESPACE,
+            namespace=metrics.METRIC_NAMESPACE,
             period=query.period,
             stat=query.stat,
             dimensions={"ClusterName": cluster_name},

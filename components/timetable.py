@@ -217,7 +217,7 @@ def budget_window(session: Session, lead_minutes: int) -> BudgetWindow:
     return BudgetWindow(f"{tod % 60} {tod // 60} * * {days}", lead_minutes + session.duration_minutes + spread)
 
 
-# --- lead time: the README's modelled time to GPU --------------------------------------------------------
+# --- lead time: the modelled time to GPU (docs/operations.md "Time to GPU") ----------------------------
 
 
 @dataclass(frozen=True)
@@ -228,7 +228,7 @@ class LeadStep:
 
 
 def lead_steps(*, pre_pulls: bool, fast_image_pull: bool) -> list[LeadStep]:
-    """The README's cold time-to-GPU, step by step, plus the CronJob's own start (README "Warm GPU headroom")."""
+    """The cold time-to-GPU (docs/operations.md "Time to GPU"), step by step, plus the CronJob's own start."""
     steps = [
         LeadStep("CronJob starts its kubectl pod and patches the buffer", 60, "estimate: Job + pod on a system node"),
         LeadStep(

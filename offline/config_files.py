@@ -114,7 +114,7 @@ def key_path(project: str, location: tuple[Any, ...]) -> str:
             path += f"[{part}]"
         elif re.fullmatch(r"[A-Za-z_][\w-]*", str(part)):
             path += f".{part}"
-        else:  # the same spelling as components/settings.py uses for odd map keys
+        else:  # the same spelling as components/settings/errors.py uses for odd map keys
             path += f"[{json.dumps(str(part))}]"
     return path
 

@@ -267,7 +267,7 @@ def undescribed_fields(model: type[BaseModel] = StackSettings, prefix: str = "")
 INTRO = """\
 # Configuration reference
 
-<!-- Generated from the settings models in components/settings.py: do not edit by hand. After changing a
+<!-- Generated from the settings models in components/settings/: do not edit by hand. After changing a
      settings field, run `.venv/bin/python -m offline.config_reference > docs/configuration.md`
      (tests/test_config_reference.py fails while this file differs from what the models generate). -->
 

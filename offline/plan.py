@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from components.constants import HELM_TYPES
-from components.renderers.hub_values import notebook_pods
+from components.renderers.hub_notebook_pod import notebook_pods
 from offline.runner import Recording
 
 # Pulumi-only inputs of Kubernetes resources that are not part of the object the cluster sees.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
-from components.renderers import hub_storage, hub_values
+from components.renderers import hub_profiles, hub_storage
 from components.renderers.access_entries import matrix_lines
 from components.renderers.dcgm_engines import LATCH_RECOVERY_COMMAND, engine_rows
 from components.renderers.gpu_capacity import capacity_rows, lab_slot_warning, max_schedulable_slots, warm_headroom_rows
@@ -40,7 +40,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
     lines += _dcgm_engine_lines(settings)
     lines += [
         "",
-        'EC2 vCPU quotas to have before the first `up` (service code ec2; README "Real use" for the formula):',
+        "EC2 vCPU quotas to have before the first `up` (service code ec2; the formula: docs/lifecycle.md):",
         *(f"  {need.code}  {need.name:<40}{need.vcpus:>6} vCPUs" for need in quota_needs(settings)),
     ]
     lines += _lab_lines(settings)
@@ -212,7 +212,7 @@ def _hub_lines(settings: StackSettings) -> list[str]:
             f"  {lab.name}: {scheme}://{where}  ({balancer}, login {hub.auth.type}, idle cull {hub.idle_minutes} min, "
             f"max {hub.max_hours} h)"
         )
-        lines += [f"    profile {p.slug:<24}{p.display_name}" for p in hub_values.profiles(settings, hub)]
+        lines += [f"    profile {p.slug:<24}{p.display_name}" for p in hub_profiles.profiles(settings, hub)]
     lines.append(
         f"  Home directories: one EFS access point per learner; the file system holds "
         f"{hub_storage.learners_per_file_system(settings)} learners across all hubs "

@@ -21,7 +21,7 @@ from kubernetes_validate import utils as kv_utils
 from packaging.version import Version
 from referencing import Registry, Resource
 
-from components.renderers.device_plugin_manifests import CHECKOV_SKIP_ANNOTATION_PREFIX
+from components.renderers.manifest_helpers import CHECKOV_SKIP_ANNOTATION_PREFIX
 
 SCHEMA_DIR = "kubernetes-json-schema"
 

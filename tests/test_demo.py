@@ -138,7 +138,7 @@ def test_demo_meets_the_restricted_pod_security_standard_its_namespace_enforces(
         assert security["capabilities"] == {"drop": ["ALL"]}
         assert security.get("privileged", False) is False
         # A deliberate, explained exception: the NVIDIA runtime's hooks write into the container root
-        # (device_plugin_manifests.GPU_CONTAINER_READ_ONLY_ROOT says why).
+        # (manifest_helpers.GPU_CONTAINER_READ_ONLY_ROOT says why).
         assert security["readOnlyRootFilesystem"] is False
         assert security.get("runAsUser", pod_security["runAsUser"]) != 0
     assert spec["automountServiceAccountToken"] is False

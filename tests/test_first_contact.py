@@ -29,7 +29,7 @@ from components.settings import SUPPORTED_KUBERNETES_VERSIONS, SettingsError, St
 from offline.mocks import availability_zones
 from offline.plan import Plan
 from offline.project_copy import copy_program
-from tests.config_edits import merged
+from tests.config_edits import merged, with_value
 from tests.conftest import MANAGED_GPU_GROUP, PROJECT_DIR, STACKS, run_synth
 from tests.k8s_validation import pod_can_land_on, validate_core_object
 
@@ -203,7 +203,11 @@ def test_the_demo_skips_the_await_and_is_pinned_to_the_managed_gpu_nodes(
 
 
 def test_more_demo_pods_than_managed_slots_only_prefer_the_group(managed_group_config: dict[str, str]) -> None:
-    settings = load_settings(merged(managed_group_config, "gpu-platform:demo", {"replicas": 4}))
+    # A fourth demo pod takes one more of the lab's slots (6 learners + 4 demo pods).
+    config = merged(managed_group_config, "gpu-platform:demo", {"replicas": 4})
+    labs = json.loads(config["gpu-platform:labs"])
+    labs[0]["gpuSlots"] = 10
+    settings = load_settings(with_value(config, "gpu-platform:labs", labs))
     affinity = demo_affinity(settings)
     assert affinity is not None
     node_affinity = affinity["nodeAffinity"]

@@ -1,5 +1,5 @@
 """EC2 vCPU quota a stack needs at its GPU limits (issue 9, defect 9): the formula on worked examples,
-the synth summary printing it, and the README telling a fresh account how to check quota and offerings.
+the synth summary printing it, and docs/lifecycle.md telling a fresh account how to check quota and offerings.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from offline.summary import render_summary
 from tests.config_edits import merged, with_value
 from tests.conftest import PROJECT_DIR
 
-README = (PROJECT_DIR / "README.md").read_text(encoding="utf-8")
+LIFECYCLE = (PROJECT_DIR / "docs" / "lifecycle.md").read_text(encoding="utf-8")
 ON_DEMAND_G = ("L-DB2E81BA", "Running On-Demand G and VT instances")
 
 
@@ -73,8 +73,8 @@ def test_the_synth_summary_prints_the_quota(
         assert ON_DEMAND_G[1] in line and f"{need.vcpus} vCPUs" in line
 
 
-def test_readme_real_use_lists_what_a_fresh_account_needs() -> None:
-    real_use = README.split("## Real use", 1)[1].split("\n## ", 1)[0]
+def test_the_lifecycle_one_time_setup_lists_what_a_fresh_account_needs() -> None:
+    setup = LIFECYCLE.split("## 1. One-time setup", 1)[1].split("\n## ", 1)[0]
     for needle in (
         "Running On-Demand G and VT instances",
         "aws service-quotas get-service-quota --service-code ec2 --quota-code L-DB2E81BA",
@@ -84,4 +84,4 @@ def test_readme_real_use_lists_what_a_fresh_account_needs() -> None:
         "DEPLOY_RUNNER",
         "preflight.py",
     ):
-        assert needle in real_use, needle
+        assert needle in setup, needle

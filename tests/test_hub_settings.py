@@ -67,7 +67,7 @@ def test_the_quota_must_hold_gpu_slots_notebooks() -> None:
     labs = json.loads(STAGING.values["gpu-platform:labs"])
     labs[0]["cpu"] = "5"
     found = problems({**STAGING.values, "gpu-platform:labs": json.dumps(labs)})
-    assert [p for p, _ in found] == ["gpu-platform:labs[0].cpu"] and "6 GPU notebooks" in found[0][1]
+    assert [p for p, _ in found] == ["gpu-platform:labs[0].cpu"] and "9 GPU notebooks" in found[0][1]
 
 
 def test_a_hub_needs_karpenter_pools() -> None:

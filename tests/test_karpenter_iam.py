@@ -16,7 +16,7 @@ import pytest
 from parliament.cli import is_finding_filtered
 
 from components.constants import KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT
-from components.renderers import karpenter_iam
+from components.renderers import karpenter_iam, karpenter_interruption
 from components.settings import CLUSTER_NAME_MAX
 from tests.karpenter_iam_reference import (
     EXPECTED_POLICIES,
@@ -102,7 +102,7 @@ def test_controller_trust_is_pod_identity_for_the_karpenter_service_account() ->
 
 
 def test_interruption_queue_policy_matches_official_document() -> None:
-    assert karpenter_iam.interruption_queue_policy(QUEUE_ARN) == {
+    assert karpenter_interruption.interruption_queue_policy(QUEUE_ARN) == {
         "Version": "2012-10-17",
         "Id": "EC2InterruptionPolicy",
         "Statement": [
@@ -125,14 +125,16 @@ def test_interruption_queue_policy_matches_official_document() -> None:
 
 
 def test_the_five_official_event_rules() -> None:
-    patterns = [karpenter_iam.interruption_event_pattern(p) for p in karpenter_iam.INTERRUPTION_EVENTS]
+    patterns = [
+        karpenter_interruption.interruption_event_pattern(p) for p in karpenter_interruption.INTERRUPTION_EVENTS
+    ]
     assert {(p["source"][0], p["detail-type"][0]) for p in patterns} == OFFICIAL_EVENT_RULES
     assert all(len(p["source"]) == 1 and len(p["detail-type"]) == 1 for p in patterns)
 
 
 def test_physical_names_fit_aws_limits_for_the_longest_cluster_name() -> None:
     longest = "c" * CLUSTER_NAME_MAX
-    rule_names = [f"{longest}-karpenter-{purpose}" for purpose in karpenter_iam.INTERRUPTION_EVENTS]
+    rule_names = [f"{longest}-karpenter-{purpose}" for purpose in karpenter_interruption.INTERRUPTION_EVENTS]
     assert max(len(name) for name in rule_names) <= 64  # EventBridge rule names
     policy_names = [f"{longest}-karpenter-{purpose}" for purpose in karpenter_iam.CONTROLLER_POLICY_PURPOSES]
     assert max(len(name) for name in policy_names) <= 128  # IAM policy names
@@ -193,7 +195,7 @@ def test_controller_policies_pass_parliament_per_statement() -> None:
 
 @pytest.mark.usefixtures("parliament_configured")
 def test_queue_policy_passes_parliament() -> None:
-    assert _findings(karpenter_iam.interruption_queue_policy(QUEUE_ARN)) == []
+    assert _findings(karpenter_interruption.interruption_queue_policy(QUEUE_ARN)) == []
 
 
 @pytest.mark.usefixtures("parliament_configured")

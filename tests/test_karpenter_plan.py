@@ -17,7 +17,7 @@ from components.constants import (
     NODE_ROLE_MANAGED_POLICIES,
     gpu_node_labels,
 )
-from components.renderers import karpenter_iam, karpenter_manifests
+from components.renderers import karpenter_iam, karpenter_interruption, karpenter_manifests
 from components.settings import StackSettings, load_settings
 from offline.plan import Plan
 from tests.conftest import STACKS
@@ -200,7 +200,7 @@ def test_interruption_queue_policy_and_rules(stack: Any) -> None:
     arn = queue_arn(plan)
     assert arn == f"arn:aws:sqs:{settings.region}:{PLACEHOLDER_ACCOUNT}:{settings.cluster_name}"
     (queue_policy,) = karpenter_resources(plan, "aws:sqs/queuePolicy:QueuePolicy")
-    assert json.loads(queue_policy["inputs"]["policy"]) == karpenter_iam.interruption_queue_policy(arn)
+    assert json.loads(queue_policy["inputs"]["policy"]) == karpenter_interruption.interruption_queue_policy(arn)
     assert queue["urn"] in queue_policy["dependencies"]
 
     rules = karpenter_resources(plan, "aws:cloudwatch/eventRule:EventRule")

@@ -104,7 +104,7 @@ def test_staging_timetable_is_two_pacific_evenings_of_six_learners() -> None:
 
 
 def test_lead_time_is_the_modelled_time_to_gpu_rounded_up() -> None:
-    # README "Time to GPU": batch 10 s, launch to Ready ~100 s, plugin seconds, pull 2m18s (1m07s with SOCI),
+    # docs/operations.md "Time to GPU": batch 10 s, launch to Ready ~100 s, plugin seconds, pull 2m18s (1m07s with SOCI),
     # plus the CronJob's own pod start.
     assert timetable.lead_minutes_for(pre_pulls=True, fast_image_pull=True) == 5  # 60+10+100+30+67 = 267 s
     assert timetable.lead_minutes_for(pre_pulls=True, fast_image_pull=False) == 6  # 338 s
@@ -186,7 +186,8 @@ def overlapping() -> StackSettings:
         staging_with(
             {"terminationGracePeriod": "3h"},
             labs=[
-                lab("learning-lab", 6, session("0 17 * * tue", 6)),
+                # 9 slots: 6 learners beside staging's 3 demo pods, which run in this lab.
+                lab("learning-lab", 9, session("0 17 * * tue", 6)),
                 lab("robotics-lab", 4, session("2 17 * * tue,thu", 4, duration="1h")),
             ],
         )

@@ -22,7 +22,8 @@ from components.constants import (
     NODE_MONITORING_AGENT_ADDON,
     NODE_MONITORING_AGENT_ADDON_VERSION,
 )
-from components.renderers import gpu_dashboard, karpenter_manifests
+from components.renderers import container_insights_metrics as metrics
+from components.renderers import gpu_alarms, gpu_dashboard, karpenter_manifests
 from components.renderers import observability_config as config
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
@@ -157,7 +158,7 @@ def test_cloudwatch_add_on_collects_enhanced_gpu_metrics_on_gpu_nodes() -> None:
     assert kubernetes == {
         "enhanced_container_insights": True,
         "accelerated_compute_metrics": True,
-        "metrics_collection_interval": config.COLLECTION_INTERVAL_SECONDS,
+        "metrics_collection_interval": metrics.COLLECTION_INTERVAL_SECONDS,
     }
     # Root tolerations reach the dcgm-exporter DaemonSet (no component override is set).
     assert "tolerations" not in values.get("dcgmExporter", {})
@@ -230,7 +231,7 @@ def _evaluate(expression: str, values: dict[str, float]) -> float:
     return float(eval(python, {"__builtins__": {}}, namespace))  # arithmetic over our own query ids only
 
 
-def _returned_expression(spec: config.AlarmSpec) -> str:
+def _returned_expression(spec: gpu_alarms.AlarmSpec) -> str:
     (expression,) = [q.expression for q in spec.queries if q.return_data]
     assert expression is not None
     return expression
@@ -238,22 +239,24 @@ def _returned_expression(spec: config.AlarmSpec) -> str:
 
 def test_stuck_gpu_node_alarm_counts_nodes_without_gpus() -> None:
     settings = stack_settings("staging")  # systemNodes: desiredSize 2, maxSize 3
-    spec = config.stuck_gpu_node_alarm(settings)
+    spec = gpu_alarms.stuck_gpu_node_alarm(settings)
     expression = _returned_expression(spec)
-    samples = config.STUCK_PERIOD_SECONDS // config.COLLECTION_INTERVAL_SECONDS
+    samples = gpu_alarms.STUCK_PERIOD_SECONDS // metrics.COLLECTION_INTERVAL_SECONDS
     healthy = _evaluate(expression, {"nodes": 2 + 2, "gpuevents": 2 * samples})  # 2 system + 2 GPU nodes reporting
     one_stuck = _evaluate(expression, {"nodes": 2 + 2, "gpuevents": 1 * samples})  # 1 of the 2 GPU nodes silent
     assert healthy < spec.threshold < one_stuck
     assert spec.comparison_operator == "GreaterThanThreshold"
-    assert spec.evaluation_periods * config.STUCK_PERIOD_SECONDS >= settings.observability.stuck_gpu_node_minutes * 60
+    assert (
+        spec.evaluation_periods * gpu_alarms.STUCK_PERIOD_SECONDS >= settings.observability.stuck_gpu_node_minutes * 60
+    )
     assert spec.evaluation_periods == math.ceil(30 * 60 / 300)
 
 
 @pytest.mark.parametrize(("stack", "system_nodes"), [("staging", 2), ("prod", 3)])
 def test_one_stuck_gpu_node_is_seen_at_the_system_groups_desired_size(stack: str, system_nodes: int) -> None:
     """No blind spot in steady state: the system group runs at desiredSize (nothing resizes it)."""
-    spec = config.stuck_gpu_node_alarm(stack_settings(stack))
-    samples = config.STUCK_PERIOD_SECONDS // config.COLLECTION_INTERVAL_SECONDS
+    spec = gpu_alarms.stuck_gpu_node_alarm(stack_settings(stack))
+    samples = gpu_alarms.STUCK_PERIOD_SECONDS // metrics.COLLECTION_INTERVAL_SECONDS
     stuck = {"nodes": system_nodes + 1, "gpuevents": 0.0}
     assert _evaluate(_returned_expression(spec), stuck) > spec.threshold
     healthy = {"nodes": system_nodes + 1, "gpuevents": 1.0 * samples}
@@ -261,15 +264,15 @@ def test_one_stuck_gpu_node_is_seen_at_the_system_groups_desired_size(stack: str
 
 
 def test_a_system_group_surge_longer_than_the_window_is_the_documented_false_alarm() -> None:
-    # README: a rolling update surges the system group above desiredSize; the alarm may fire, then clears.
-    spec = config.stuck_gpu_node_alarm(stack_settings("staging"))
-    samples = config.STUCK_PERIOD_SECONDS // config.COLLECTION_INTERVAL_SECONDS
+    # docs/gpu-health.md: a rolling update surges the system group above desiredSize; the alarm may fire, then clears.
+    spec = gpu_alarms.stuck_gpu_node_alarm(stack_settings("staging"))
+    samples = gpu_alarms.STUCK_PERIOD_SECONDS // metrics.COLLECTION_INTERVAL_SECONDS
     surge = {"nodes": 3 + 2, "gpuevents": 2.0 * samples}  # 3 system nodes during the update, 2 healthy GPU nodes
     assert _evaluate(_returned_expression(spec), surge) > spec.threshold
 
 
-def _idle(spec: config.AlarmSpec, gpu_nodes: float, busiest: float) -> bool:
-    samples = config.IDLE_PERIOD_SECONDS // config.COLLECTION_INTERVAL_SECONDS
+def _idle(spec: gpu_alarms.AlarmSpec, gpu_nodes: float, busiest: float) -> bool:
+    samples = gpu_alarms.IDLE_PERIOD_SECONDS // metrics.COLLECTION_INTERVAL_SECONDS
     value = _evaluate(_returned_expression(spec), {"gpuevents": gpu_nodes * samples, "busiest": busiest})
     return value > spec.threshold
 
@@ -277,10 +280,10 @@ def _idle(spec: config.AlarmSpec, gpu_nodes: float, busiest: float) -> bool:
 def test_intended_idle_nodes_are_the_warm_headroom_and_the_demo() -> None:
     # staging: g4-nodepool warmGpuSlots 3 on g4dn.xlarge (1 GPU x 3 replicas) = 1 node; demo 3 pods x 1 slot = 1 node.
     staging = stack_settings("staging")
-    assert config.intended_idle_gpu_nodes(staging) == 2
+    assert gpu_alarms.intended_idle_gpu_nodes(staging) == 2
     no_demo = stack_settings("staging", demo={"enabled": False})
-    assert config.intended_idle_gpu_nodes(no_demo) == 1
-    assert config.intended_idle_gpu_nodes(stack_settings("prod")) == 0  # no warm slots, no demo
+    assert gpu_alarms.intended_idle_gpu_nodes(no_demo) == 1
+    assert gpu_alarms.intended_idle_gpu_nodes(stack_settings("prod")) == 0  # no warm slots, no demo
 
 
 @pytest.mark.parametrize(("desired", "intended"), [(1, 2), (2, 3)])
@@ -289,13 +292,13 @@ def test_the_managed_groups_floor_is_intended_idle_and_holds_the_demo_first(desi
     # node, so no demo node on Karpenter; + 1 warm-headroom node. desired 1 -> 1 + 1, desired 2 -> 2 + 1.
     group = {"enabled": True, "instanceTypes": ["g4dn.xlarge"], "minSize": 1, "desiredSize": desired, "maxSize": 2}
     settings = stack_settings("staging", gpuNodeGroup=group)
-    assert config.intended_idle_gpu_nodes(settings) == intended
-    assert not _idle(config.idle_gpu_alarm(settings), gpu_nodes=intended, busiest=0.0)
+    assert gpu_alarms.intended_idle_gpu_nodes(settings) == intended
+    assert not _idle(gpu_alarms.idle_gpu_alarm(settings), gpu_nodes=intended, busiest=0.0)
 
 
 def test_idle_gpu_alarm_ignores_intended_idle_capacity() -> None:
     settings = stack_settings("staging")
-    spec = config.idle_gpu_alarm(settings)
+    spec = gpu_alarms.idle_gpu_alarm(settings)
     threshold = settings.observability.idle_gpu_threshold_percent
     assert not _idle(spec, gpu_nodes=2, busiest=0), "the warm node and the demo's node are idle on purpose"
     assert not _idle(spec, gpu_nodes=2.3, busiest=0), "a node for a few minutes of the hour is no forgotten workload"
@@ -307,7 +310,7 @@ def test_idle_gpu_alarm_uses_threshold_and_hours() -> None:
     settings = stack_settings(
         "prod", observability={"gpuMetrics": True, "idleGpuThresholdPercent": 7, "idleGpuHours": 3}
     )
-    spec = config.idle_gpu_alarm(settings)
+    spec = gpu_alarms.idle_gpu_alarm(settings)
     assert (spec.evaluation_periods, spec.comparison_operator) == (3, "GreaterThanThreshold")
     assert _idle(spec, gpu_nodes=1, busiest=6.9) and not _idle(spec, gpu_nodes=1, busiest=7)
     metrics = {q.id: (q.metric_name, q.stat, q.period) for q in spec.queries if q.metric_name}
@@ -320,7 +323,7 @@ def test_idle_gpu_alarm_uses_threshold_and_hours() -> None:
 
 
 def test_alarms_use_only_documented_metrics() -> None:
-    names = {q.metric_name for spec in config.alarms(stack_settings("prod")) for q in spec.queries if q.metric_name}
+    names = {q.metric_name for spec in gpu_alarms.alarms(stack_settings("prod")) for q in spec.queries if q.metric_name}
     assert names and names <= DOCUMENTED_GPU_METRICS
 
 
@@ -538,7 +541,7 @@ def test_plans_contain_dashboard_alarms_and_encrypted_topic(stack: str, plans: d
     key = plan.by_urn(next(u for u in topic["dependencies"] if plan.by_urn(u)["type"] == "aws:kms/key:Key"))
     assert topic["inputs"]["kmsMasterKeyId"] and key["inputs"]["enableKeyRotation"] is True
     alarms = plan.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")
-    assert sorted(a["inputs"]["name"] for a in alarms) == sorted(s.name for s in config.alarms(settings))
+    assert sorted(a["inputs"]["name"] for a in alarms) == sorted(s.name for s in gpu_alarms.alarms(settings))
     assert all(topic["urn"] in a["dependencies"] and a["inputs"]["alarmActions"] for a in alarms)
     (topic_policy,) = plan.of_type("aws:sns/topicPolicy:TopicPolicy")
     assert topic["urn"] in topic_policy["dependencies"]

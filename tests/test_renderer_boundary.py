@@ -2,11 +2,26 @@
 
 Everything under `components/renderers/` is pure: no module there imports Pulumi or a Pulumi
 provider SDK, directly or through the project modules it imports (settings, constants, catalogs).
+
+And no import runs back up a layer. The layers, bottom to top:
+
+1. facts: `components/{constants,gpu_catalog,cron,quantity,node_allocatable,timetable,config_rules}.py`
+   (and the `components` package itself);
+2. settings: `components.settings`, a module or a package (`components/settings/__init__.py` + submodules);
+3. renderers: `components/renderers/*`;
+4. component resources: every other module in `components/` (ComponentResources and resource helpers);
+5. composition: `__main__.py`;
+6. the tools around the program (`offline/`, `policy/`, `bench/`, `synth.py`, `tests/`, ...), which nothing in
+   the program imports.
+
+A module may import its own layer and the layers below it. Imports are read from the source (relative ones
+resolved, those under `if TYPE_CHECKING:` and inside functions included): a dependency is a dependency.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,17 +41,34 @@ def _module_path(module: str) -> Path | None:
     return None
 
 
+def module_name(path: Path) -> str:
+    """The dotted name of a project file (`components/settings/__init__.py` -> `components.settings`)."""
+    parts = path.relative_to(PROJECT_DIR).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _absolute(node: ast.ImportFrom, path: Path) -> str | None:
+    """The module a `from ... import` names, a relative one resolved against the file's package."""
+    if node.level == 0:
+        return node.module
+    package = module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    if node.level - 1 > len(package):
+        return None
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base) or None
+
+
 def imported_modules(path: Path) -> set[str]:
     """Every module a file imports (`from a.b import c` counts `a.b` and, if it is a module, `a.b.c`)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(
-                f"{node.module}.{alias.name}" for alias in node.names if _module_path(f"{node.module}.{alias.name}")
-            )
+        elif isinstance(node, ast.ImportFrom) and (module := _absolute(node, path)):
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names if _module_path(f"{module}.{alias.name}"))
     return found
 
 
@@ -73,10 +105,30 @@ def test_the_check_sees_a_pulumi_import(tmp_path: Path) -> None:
     assert pulumi_imports(indirect) == []
 
 
+SETTINGS_FILES = sorted((PROJECT_DIR / "components" / "settings").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", SETTINGS_FILES, ids=lambda p: p.stem)
+def test_settings_module_reaches_no_pulumi_import(path: Path) -> None:
+    """The settings package is pure too: the synth validates a stack before Pulumi is imported."""
+    assert pulumi_imports(path) == []
+
+
+def _modules_outside_renderers() -> dict[str, list[Path]]:
+    """Each module of `components/` outside `renderers/`: a file, or a package (all its files) by its name."""
+    found: dict[str, list[Path]] = {}
+    for path in sorted((PROJECT_DIR / "components").iterdir()):
+        if path.suffix == ".py" and path.stem != "__init__":
+            found[path.stem] = [path]
+        elif path.is_dir() and path.name != "renderers" and (path / "__init__.py").is_file():
+            found[path.name] = sorted(path.glob("*.py"))
+    return found
+
+
 def test_every_component_module_outside_renderers_creates_resources_or_is_a_fact() -> None:
-    """Pure modules outside `renderers/` are the settings layer and the shared facts, nothing else."""
+    """Pure modules outside `renderers/` are the settings layer (a package) and the shared facts, nothing else."""
     pure_outside = sorted(
-        p.stem for p in (PROJECT_DIR / "components").glob("*.py") if p.stem != "__init__" and not pulumi_imports(p)
+        name for name, files in _modules_outside_renderers().items() if not any(pulumi_imports(p) for p in files)
     )
     assert pure_outside == [
         "config_rules", "constants", "cron", "gpu_catalog", "node_allocatable", "quantity", "settings", "timetable",
@@ -85,3 +137,102 @@ def test_every_component_module_outside_renderers_creates_resources_or_is_a_fact
 
 def test_there_are_renderers_to_check() -> None:
     assert len(RENDERER_FILES) >= 15
+
+
+# --- layers: no import runs back up ------------------------------------------------------------------------------
+
+LAYERS = ("facts", "settings", "renderers", "component resources", "composition", "tools")
+FACTS = ("constants", "gpu_catalog", "cron", "quantity", "node_allocatable", "timetable", "config_rules")
+
+
+def layer_of(module: str) -> int | None:
+    """The layer (index into LAYERS) of a project module by dotted name; None for stdlib and third-party ones."""
+    parts = module.split(".")
+    if parts[0] == "components":
+        if len(parts) == 1 or parts[1] in FACTS:
+            return LAYERS.index("facts")
+        if parts[1] in ("settings", "renderers"):
+            return LAYERS.index(parts[1])
+        return LAYERS.index("component resources")
+    if module == "__main__":
+        return LAYERS.index("composition")
+    return LAYERS.index("tools") if _module_path(module) is not None else None
+
+
+def upward_imports(path: Path) -> list[str]:
+    """Imports of `path` that run up a layer, as 'file (layer) imports module (layer)'."""
+    own = layer_of(module_name(path))
+    assert own is not None, path
+    return [
+        f"{path.relative_to(PROJECT_DIR)} ({LAYERS[own]}) imports {module} ({LAYERS[layer]})"
+        for module in sorted(imported_modules(path))
+        if (layer := layer_of(module)) is not None and layer > own
+    ]
+
+
+PROGRAM_FILES = [
+    *sorted(p for p in (PROJECT_DIR / "components").rglob("*.py") if "__pycache__" not in p.parts),
+    PROJECT_DIR / "__main__.py",
+]
+
+
+@pytest.mark.parametrize("path", PROGRAM_FILES, ids=lambda p: p.relative_to(PROJECT_DIR).as_posix())
+def test_no_import_runs_back_up_a_layer(path: Path) -> None:
+    assert upward_imports(path) == []
+
+
+def test_every_layer_holds_modules() -> None:
+    layers = {LAYERS[layer] for path in PROGRAM_FILES if (layer := layer_of(module_name(path))) is not None}
+    assert layers == set(LAYERS[:-1])
+    assert layer_of("offline.plan") == layer_of("tests.conftest") == LAYERS.index("tools")
+    assert layer_of("pulumi") is None and layer_of("json") is None
+
+
+def test_settings_is_one_layer_as_a_module_or_a_package() -> None:
+    settings = LAYERS.index("settings")
+    assert layer_of("components.settings") == layer_of("components.settings.sections") == settings
+    assert layer_of("components.renderers.hub_values") == LAYERS.index("renderers")
+    assert layer_of("components.gpu_catalog") == layer_of("components") == LAYERS.index("facts")
+
+
+def test_the_check_sees_an_import_that_runs_back_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fact importing settings, settings importing a renderer (relatively, from a package), a renderer importing a
+    component, and a component importing offline/ are each caught; imports down the layers are not."""
+    root = tmp_path / "project"
+    (root / "components" / "settings").mkdir(parents=True)
+    (root / "components" / "renderers").mkdir()
+    (root / "offline").mkdir()
+    files = {
+        "components/__init__.py": "",
+        "components/constants.py": "from components.settings import StackSettings\n",
+        "components/settings/__init__.py": "from .sections import StackSettings\n",
+        "components/settings/sections.py": "from ..renderers import demo\nfrom components import constants\n",
+        "components/renderers/__init__.py": "",
+        "components/renderers/demo.py": "from components.settings import StackSettings\nimport components.cluster\n",
+        "components/cluster.py": "import pulumi\nfrom components.renderers import demo\nfrom offline import plan\n",
+        "offline/__init__.py": "",
+        "offline/plan.py": "import components.cluster\n",
+        "__main__.py": "from components.cluster import Cluster\n",
+    }
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "PROJECT_DIR", root)
+    found = {name: upward_imports(root / name) for name in files if not name.startswith("offline/")}
+    assert found == {
+        "components/__init__.py": [],
+        "components/constants.py": ["components/constants.py (facts) imports components.settings (settings)"],
+        "components/settings/__init__.py": [],
+        "components/settings/sections.py": [
+            "components/settings/sections.py (settings) imports components.renderers (renderers)",
+            "components/settings/sections.py (settings) imports components.renderers.demo (renderers)",
+        ],
+        "components/renderers/__init__.py": [],
+        "components/renderers/demo.py": [
+            "components/renderers/demo.py (renderers) imports components.cluster (component resources)"
+        ],
+        "components/cluster.py": [
+            "components/cluster.py (component resources) imports offline (tools)",
+            "components/cluster.py (component resources) imports offline.plan (tools)",
+        ],
+        "__main__.py": [],
+    }

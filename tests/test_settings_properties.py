@@ -92,7 +92,7 @@ def _delete(tree: dict[str, Any], path: Path_) -> dict[str, Any]:
 
 
 def key_path(path: Path_) -> str:
-    """The key path `SettingsError` uses (components.settings._key_path): a.b[0]["odd key"]."""
+    """The key path `SettingsError` uses (components.settings.errors.key_path): a.b[0]["odd key"]."""
     rendered = str(path[0])
     for part in path[1:]:
         if isinstance(part, int):

@@ -1,4 +1,4 @@
-"""One place per fact: what Pulumi.yaml tells a user about the Kubernetes version is what settings.py accepts."""
+"""One place per fact: what Pulumi.yaml tells a user about the Kubernetes version is what components/settings/ accepts."""
 
 from __future__ import annotations
 

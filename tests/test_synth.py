@@ -150,7 +150,7 @@ def test_program_failure_exits_1(project_copy: Path, tmp_path: Path) -> None:
 def test_resources_are_in_program_order(staging_plan: Plan) -> None:
     """Registration order is the order __main__.py constructs things, not the order inputs resolve."""
     components = [r["name"] for r in staging_plan.resources if r["type"].startswith("gpu-platform:")]
-    # Staging has no managed GPU node group (warm Karpenter headroom instead; README "Warm GPU headroom").
+    # Staging has no managed GPU node group (warm Karpenter headroom instead; docs/operations.md "Warm GPU headroom").
     assert components == [
         "network",
         "cluster",

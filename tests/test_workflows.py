@@ -225,7 +225,7 @@ def test_pulumi_runs_with_the_policy_pack_and_the_pinned_cli(workflows: dict[str
 # --- issue 17: workflows that work from an empty account ---------------------------------------------------------
 
 # The repository variable holding each role a workflow assumes -> the stack key whose principal is that role (and so
-# gets its EKS access entry). README "Runner" says the same; a new role variable must be added here.
+# gets its EKS access entry). docs/lifecycle.md "Runner" says the same; a new role variable must be added here.
 ROLE_KEYS = {
     "AWS_DEPLOY_ROLE_ARN": "gpu-platform:cluster.deployerPrincipalArn",
     "AWS_PREVIEW_ROLE_ARN": "gpu-platform:cluster.viewerPrincipalArns",
@@ -270,13 +270,15 @@ def test_every_assumed_role_has_the_access_its_pulumi_step_needs(
     assert set(checked) == set(ROLE_KEYS)
 
 
-def test_every_variable_and_secret_the_workflows_read_is_in_the_readme_runner_section() -> None:
+def test_every_variable_and_secret_the_workflows_read_is_in_the_lifecycle_runner_section() -> None:
+    lifecycle = (PROJECT_DIR / "docs" / "lifecycle.md").read_text(encoding="utf-8")
+    runner = lifecycle.split("### Runner", 1)[1].split("\n## ", 1)[0]
     readme = (PROJECT_DIR / "README.md").read_text(encoding="utf-8")
-    runner = readme.split("### Runner", 1)[1].split("\n## ", 1)[0]
+    assert "(docs/lifecycle.md#runner-where-previewup-run-from)" in readme, "the README points to the full list"
     used = {match for path in WORKFLOWS for match in VARIABLE.findall(path.read_text(encoding="utf-8"))}
     assert {name for kind, name in used if kind == "vars"} >= {"AWS_DEPLOY_ROLE_ARN", "PULUMI_ORG", "SHARED_REPOSITORY"}
     for kind, name in sorted(used):
-        assert f"`{name}`" in runner or f"**`{name}`**" in runner, f"{kind}.{name} is not in README 'Runner'"
+        assert f"`{name}`" in runner or f"**`{name}`**" in runner, f"{kind}.{name} is not in docs/lifecycle.md 'Runner'"
 
 
 def test_pull_requests_run_offline_diff_against_the_base_branch_into_the_job_summary(

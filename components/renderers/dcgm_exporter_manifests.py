@@ -42,7 +42,7 @@ from components.constants import (
     PROJECT,
 )
 from components.node_allocatable import DCGM_EXPORTER
-from components.renderers.device_plugin_manifests import (
+from components.renderers.manifest_helpers import (
     GPU_CONTAINER_READ_ONLY_ROOT,
     NVIDIA_RUNTIME_ENV,
     checkov_skip_annotations,

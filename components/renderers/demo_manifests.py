@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from components import gpu_catalog
 from components.constants import (
     DEMO_POD_REQUESTS,
     DO_NOT_DISRUPT_ANNOTATION,
@@ -29,15 +28,14 @@ from components.constants import (
     PROJECT,
     managed_gpu_node_group_name,
 )
-from components.renderers.device_plugin_manifests import (
+from components.renderers.manifest_helpers import (
     GPU_CONTAINER_READ_ONLY_ROOT,
     Manifest,
     checkov_skip_annotations,
     deny_all_network_policy,
     plain_manifest,
 )
-from components.renderers.gpu_capacity import schedulable_gpus
-from components.settings import DemoSettings, StackSettings
+from components.settings import DemoSettings, StackSettings, capacity
 
 DEMO_APP = "learning-lab"
 DEMO_GPUS_PER_POD = 1
@@ -163,15 +161,6 @@ def demo_network_policy(demo: DemoSettings) -> Manifest:
 SKIP_AWAIT_ANNOTATION = {"pulumi.com/skipAwait": "true"}
 
 
-def managed_group_slots(settings: StackSettings) -> int:
-    """Shared GPU slots the managed group's desired nodes offer (its smallest instance type), 0 if disabled."""
-    group = settings.gpu_node_group
-    if not group.enabled:
-        return 0
-    per_node = min(schedulable_gpus(gpu_catalog.gpu_count(t), settings.gpu_sharing) for t in group.instance_types)
-    return per_node * group.desired_size
-
-
 def demo_affinity(settings: StackSettings) -> dict[str, Any] | None:
     """Node affinity of the demo pods: pinned to, or preferring, the managed GPU group; None without it."""
     if not settings.gpu_node_group.enabled:
@@ -185,7 +174,7 @@ def demo_affinity(settings: StackSettings) -> dict[str, Any] | None:
             }
         ]
     }
-    if settings.demo.replicas <= managed_group_slots(settings):
+    if settings.demo.replicas <= capacity.managed_group_slots(settings):
         return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
     return {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "preference": term}]}}
 

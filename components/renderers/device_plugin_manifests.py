@@ -15,9 +15,8 @@ encodes strategy, replicas and strictness, so changing those creates a new Confi
 pair for newly labelled nodes; the checksum rolls the pods on every other change of the file
 (flags, a renderer or plugin upgrade).
 
-MPS adds the control daemon the plugin waits for (per profile, selected by the same labels
-instead of GFD's `nvidia.com/mps.capable`, with selector labels distinct from the plugin's,
-NVIDIA/k8s-device-plugin#982).
+MPS adds the control daemon the plugin waits for (`device_plugin_mps`); both DaemonSets are built on one
+scaffold (`gpu_node_daemonset`), and the pieces every workload shares are in `manifest_helpers`.
 
 Every workload gets a deny-all NetworkPolicy selecting exactly its pods (none of them uses the network),
 and where a workload inherently cannot meet a checkov check, the skip and its reason are annotations on it.
@@ -27,64 +26,34 @@ All renderers are pure: settings in, plain dicts (camelCase, full objects) out.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from components.constants import (
-    DEVICE_PLUGIN_IMAGE,
-    GPU_LABEL_KEY,
-    GPU_LABEL_VALUE,
-    GPU_TAINT,
-    PROJECT,
-    SHARING_PROFILE_LABEL_KEY,
-    SYSTEM_NAMESPACE,
-)
-from components.node_allocatable import DEVICE_PLUGIN_DAEMON
+from components.constants import DEVICE_PLUGIN_IMAGE
 from components.renderers.device_plugin_config import PluginConfig, plugin_config_for, render_config
+from components.renderers.device_plugin_mps import MPS_MOUNTS, mps_control_daemon_set, mps_root, mps_volumes
+from components.renderers.gpu_node_daemonset import (
+    CONFIG_FILE,
+    CONFIG_MOUNT,
+    DAEMON_RESOURCES,
+    PLUGIN_APP,
+    config_map,
+    config_volume,
+    daemon_labels,
+    gpu_node_daemon_set,
+    plugin_name,
+)
+from components.renderers.manifest_helpers import (
+    GPU_CONTAINER_READ_ONLY_ROOT,
+    NVIDIA_RUNTIME_ENV,
+    Manifest,
+    checkov_skip_annotations,
+    deny_all_network_policy,
+)
 from components.settings import GpuSharingSettings
 
-Manifest = dict[str, Any]
-
-# Node-critical daemons live with the other system components.
-NAMESPACE = SYSTEM_NAMESPACE
-PLUGIN_APP = "nvidia-device-plugin"
-MPS_DAEMON_APP = "nvidia-mps-control-daemon"
-# The tag of the digest-pinned image (`repo:tag@sha256:...`).
-PLUGIN_VERSION = DEVICE_PLUGIN_IMAGE.partition("@")[0].rsplit(":", 1)[1]
-
-CONFIG_KEY = "config.yaml"
-# Not under /etc/nvidia: toolkit 1.20's update-application-profile hook creates a directory there in
-# every GPU container and fails container creation on a read-only mount (nvidia-container-toolkit#2026).
-CONFIG_MOUNT_PATH = "/etc/nvidia-device-plugin"
-CONFIG_FILE = f"{CONFIG_MOUNT_PATH}/{CONFIG_KEY}"
-CHECKSUM_ANNOTATION = "checksum/config"
 # The kubelet's device-plugin registration directory; the plugin puts its socket there.
 DEVICE_PLUGINS_DIR = "/var/lib/kubelet/device-plugins"
-# Where the MPS control daemon and the plugin expect the MPS root inside their containers (mps.ContainerRoot).
-MPS_CONTAINER_ROOT = "/mps"
-
-# Plugin and MPS control daemon are small Go daemons (tens of MiB); limits bound a leak, not normal use.
-# The requests are counted in each GPU node's allocatable (node_allocatable.DEVICE_PLUGIN_DAEMON).
-DAEMON_RESOURCES = {
-    "requests": {
-        "cpu": f"{DEVICE_PLUGIN_DAEMON.cpu_millicores}m",
-        "memory": f"{DEVICE_PLUGIN_DAEMON.memory_mib}Mi",
-    },
-    "limits": {"cpu": "500m", "memory": "256Mi"},
-}
-# The NVIDIA runtime's createContainer hooks write into the root filesystem of every container it
-# injects GPUs into (ld.so.cache, symlinks, application profiles); with a read-only root filesystem
-# container creation fails (kserve#5711, nvidia-container-toolkit#2026). So GPU containers keep a
-# writable root filesystem - a deliberate exception to read-only roots, nothing else writes there.
-GPU_CONTAINER_READ_ONLY_ROOT = False
-# The image's own ENV; repeated so the NVIDIA runtime injects every GPU into a pod that requests none.
-NVIDIA_RUNTIME_ENV = [
-    {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
-    {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
-]
 
 
 # checkov checks each object may skip, with why the workload inherently cannot comply (the checks a skip is
@@ -97,82 +66,6 @@ PLUGIN_CHECKOV_SKIPS: Mapping[str, str] = {
     "CKV_K8S_22": "GPU container: NVIDIA runtime hooks write into its root filesystem (nvidia-container-toolkit#2026)",
     "CKV_K8S_15": "pinned image stays IfNotPresent so a node-critical plugin restart never depends on the registry",
 }
-CHECKOV_SKIP_ANNOTATION_PREFIX = "checkov.io/skip"
-
-
-def checkov_skip_annotations(skips: Mapping[str, str]) -> dict[str, str]:
-    """`checkov.io/skipN: <check>=<reason>` annotations; checkov reads them on the object, not its pod template."""
-    return {
-        f"{CHECKOV_SKIP_ANNOTATION_PREFIX}{number}": f"{check}={reason}"
-        for number, (check, reason) in enumerate(skips.items(), start=1)
-    }
-
-
-def plain_manifest(manifest: Manifest) -> Manifest:
-    """A tree of fresh dicts and lists: nothing shared within or across manifests (safe to mutate, no YAML aliases)."""
-    plain: Manifest = json.loads(json.dumps(manifest))
-    return plain
-
-
-def config_checksum(config_text: str) -> str:
-    return hashlib.sha256(config_text.encode()).hexdigest()
-
-
-def plugin_name(profile: str) -> str:
-    return f"{PLUGIN_APP}-{profile}"
-
-
-def config_map_name(profile: str) -> str:
-    return f"{plugin_name(profile)}-config"
-
-
-def mps_daemon_name(profile: str) -> str:
-    return f"{MPS_DAEMON_APP}-{profile}"
-
-
-def _labels(app: str, name: str, component: str, profile: str) -> tuple[dict[str, str], dict[str, str]]:
-    """(selector labels, all labels). Selectors are immutable on a DaemonSet: keep them to name and instance."""
-    selector = {"app.kubernetes.io/name": app, "app.kubernetes.io/instance": name}
-    labels = {
-        **selector,
-        "app.kubernetes.io/component": component,
-        "app.kubernetes.io/version": PLUGIN_VERSION,
-        "app.kubernetes.io/part-of": PROJECT,
-        "app.kubernetes.io/managed-by": "pulumi",
-        SHARING_PROFILE_LABEL_KEY: profile,
-    }
-    return selector, labels
-
-
-def gpu_node_affinity(profile: str) -> Manifest:
-    """Only GPU nodes of this sharing profile: both labels exist on managed and Karpenter GPU nodes."""
-    return {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {
-                        "matchExpressions": [
-                            {"key": GPU_LABEL_KEY, "operator": "In", "values": [GPU_LABEL_VALUE]},
-                            {"key": SHARING_PROFILE_LABEL_KEY, "operator": "In", "values": [profile]},
-                        ]
-                    }
-                ]
-            }
-        }
-    }
-
-
-GPU_TAINT_TOLERATION: Manifest = {"key": GPU_TAINT["key"], "operator": "Exists", "effect": GPU_TAINT["effect"]}
-
-
-def _config_volume(profile: str) -> Manifest:
-    return {
-        "name": "config",
-        "configMap": {"name": config_map_name(profile), "items": [{"key": CONFIG_KEY, "path": CONFIG_KEY}]},
-    }
-
-
-CONFIG_MOUNT: Manifest = {"name": "config", "mountPath": CONFIG_MOUNT_PATH, "readOnly": True}
 
 
 def required_capabilities(config: PluginConfig) -> list[str]:
@@ -192,94 +85,21 @@ def _add(capabilities: list[str]) -> Manifest:
     return {"add": capabilities} if capabilities else {}
 
 
-def _mps_root(config: PluginConfig) -> str:
-    if config.strategy != "mps" or not config.flags.mps_root:
-        raise ValueError("only an MPS config (which always names flags.mpsRoot) has an MPS root")
-    return config.flags.mps_root
-
-
-def config_map(profile: str, config_text: str) -> Manifest:
-    _, labels = _labels(PLUGIN_APP, plugin_name(profile), "device-plugin", profile)
-    return plain_manifest(
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": config_map_name(profile), "namespace": NAMESPACE, "labels": labels},
-            "data": {CONFIG_KEY: config_text},
-        }
-    )
-
-
-def _mps_volumes(mps_root: str) -> list[Manifest]:
-    return [
-        {"name": "mps-root", "hostPath": {"path": mps_root, "type": "DirectoryOrCreate"}},
-        # A tmpfs the control daemon's init container mounts there (mount-shm); it exists once that ran.
-        {"name": "mps-shm", "hostPath": {"path": f"{mps_root}/shm"}},
-    ]
-
-
-MPS_MOUNTS: list[Manifest] = [
-    {"name": "mps-root", "mountPath": MPS_CONTAINER_ROOT},
-    {"name": "mps-shm", "mountPath": "/dev/shm"},
-]
-
-
-def _gpu_node_daemon_set(
-    name: str,
-    selector: dict[str, str],
-    labels: dict[str, str],
-    profile: str,
-    config_text: str,
-    pod_spec: Manifest,
-    annotations: dict[str, str] | None = None,
-) -> Manifest:
-    """A node-critical DaemonSet on the GPU nodes of one sharing profile, rolled when its config changes.
-
-    Neither daemon talks to the API server (the plugin uses the kubelet's socket): no token, no service links.
-    """
-    metadata: Manifest = {"name": name, "namespace": NAMESPACE, "labels": labels}
-    if annotations:
-        metadata["annotations"] = annotations
-    return plain_manifest(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "DaemonSet",
-            "metadata": metadata,
-            "spec": {
-                "selector": {"matchLabels": selector},
-                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
-                "template": {
-                    "metadata": {"labels": labels, "annotations": {CHECKSUM_ANNOTATION: config_checksum(config_text)}},
-                    "spec": {
-                        "priorityClassName": "system-node-critical",
-                        "automountServiceAccountToken": False,
-                        "enableServiceLinks": False,
-                        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-                        "affinity": gpu_node_affinity(profile),
-                        "tolerations": [GPU_TAINT_TOLERATION],
-                        **pod_spec,
-                    },
-                },
-            },
-        }
-    )
-
-
 def device_plugin_daemon_set(profile: str, config: PluginConfig, config_text: str) -> Manifest:
     name = plugin_name(profile)
-    selector, labels = _labels(PLUGIN_APP, name, "device-plugin", profile)
+    selector, labels = daemon_labels(PLUGIN_APP, name, "device-plugin", profile)
     env = [{"name": "CONFIG_FILE", "value": CONFIG_FILE}, *NVIDIA_RUNTIME_ENV]
     mounts = [{"name": "kubelet-device-plugins-dir", "mountPath": DEVICE_PLUGINS_DIR}, CONFIG_MOUNT]
     volumes = [
         {"name": "kubelet-device-plugins-dir", "hostPath": {"path": DEVICE_PLUGINS_DIR, "type": "Directory"}},
-        _config_volume(profile),
+        config_volume(profile),
     ]
     if config.strategy == "mps":
         # The config already names mpsRoot; the env var mirrors it (the chart always sets it, issue #1132).
-        env.append({"name": "MPS_ROOT", "value": _mps_root(config)})
+        env.append({"name": "MPS_ROOT", "value": mps_root(config)})
         mounts += MPS_MOUNTS
-        volumes += _mps_volumes(_mps_root(config))
-    return _gpu_node_daemon_set(
+        volumes += mps_volumes(mps_root(config))
+    return gpu_node_daemon_set(
         name,
         selector,
         labels,
@@ -306,82 +126,6 @@ def device_plugin_daemon_set(profile: str, config: PluginConfig, config_text: st
             ],
             "volumes": volumes,
         },
-    )
-
-
-def mps_control_daemon_set(profile: str, config: PluginConfig, config_text: str) -> Manifest:
-    """The MPS control daemon the plugin waits for (`/mps/.ready`) before it advertises MPS replicas.
-
-    Privileged by necessity: it sets the GPU compute mode (`nvidia-smi -c EXCLUSIVE_PROCESS`) and
-    mounts a shared tmpfs for MPS clients with bidirectional propagation; hostPID lets the MPS
-    server see client processes of other pods (chart `mps.enableHostPID`).
-    """
-    name = mps_daemon_name(profile)
-    selector, labels = _labels(MPS_DAEMON_APP, name, "mps-control-daemon", profile)
-    privileged = {"privileged": True}
-    return _gpu_node_daemon_set(
-        name,
-        selector,
-        labels,
-        profile,
-        config_text,
-        pod_spec={
-            "hostPID": True,
-            "initContainers": [
-                {
-                    "name": "mps-control-daemon-mounts",
-                    "image": DEVICE_PLUGIN_IMAGE,
-                    "imagePullPolicy": "IfNotPresent",
-                    "command": ["mps-control-daemon", "mount-shm"],
-                    "securityContext": privileged,
-                    "resources": DAEMON_RESOURCES,
-                    "volumeMounts": [
-                        {
-                            "name": "mps-root",
-                            "mountPath": MPS_CONTAINER_ROOT,
-                            "mountPropagation": "Bidirectional",
-                        }
-                    ],
-                }
-            ],
-            "containers": [
-                {
-                    "name": "mps-control-daemon-ctr",
-                    "image": DEVICE_PLUGIN_IMAGE,
-                    "imagePullPolicy": "IfNotPresent",
-                    "command": ["mps-control-daemon"],
-                    "env": [{"name": "CONFIG_FILE", "value": CONFIG_FILE}, *NVIDIA_RUNTIME_ENV],
-                    "securityContext": privileged,
-                    "resources": DAEMON_RESOURCES,
-                    "volumeMounts": [*MPS_MOUNTS, CONFIG_MOUNT],
-                }
-            ],
-            "volumes": [*_mps_volumes(_mps_root(config)), _config_volume(profile)],
-        },
-    )
-
-
-def deny_all_network_policy(workload: Manifest) -> Manifest:
-    """A NetworkPolicy selecting exactly the workload's pods (its own selector) and allowing them no traffic.
-
-    Both directions are listed with no rules, so nothing is allowed in or out: for pods that only talk to
-    the kubelet over a unix socket, or not at all (images are pulled by the kubelet, not by the pod).
-    """
-    metadata = workload["metadata"]
-    return plain_manifest(
-        {
-            "apiVersion": "networking.k8s.io/v1",
-            "kind": "NetworkPolicy",
-            "metadata": {
-                "name": f"{metadata['name']}-deny-all",
-                "namespace": metadata["namespace"],
-                "labels": metadata["labels"],
-            },
-            "spec": {
-                "podSelector": {"matchLabels": workload["spec"]["selector"]["matchLabels"]},
-                "policyTypes": ["Ingress", "Egress"],
-            },
-        }
     )
 
 

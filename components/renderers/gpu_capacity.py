@@ -1,22 +1,22 @@
-"""GPU capacity math: schedulable `nvidia.com/gpu` = physical GPUs x sharing replicas.
+"""GPU capacity as the synth summary, the NodeOverlays and the alarms report it: rows read from the capacity model.
 
-The one place this product multiplies GPUs by replicas: NodeOverlays advertise it to Karpenter,
-the device plugin makes it true on the node, and the synth summary reports it.
+Schedulable `nvidia.com/gpu` = physical GPUs x sharing replicas is worked out once per pool in
+`components/settings/capacity.py`; this module only lays it out (per pool and instance type).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components import gpu_catalog
-from components.settings import GpuSharingSettings, StackSettings
+from components.settings import GpuSharingSettings, StackSettings, capacity
+from components.settings.capacity import MANAGED_GROUP_POOL
 
-MANAGED_GROUP_POOL = "managed-gpu-group"
+__all__ = ["MANAGED_GROUP_POOL"]
 
 
 def schedulable_gpus(physical_gpus: int, sharing: GpuSharingSettings) -> int:
     """`nvidia.com/gpu` a node advertises once the device plugin applies `sharing`."""
-    return physical_gpus * sharing.replicas
+    return capacity.slots(physical_gpus, sharing.replicas)
 
 
 @dataclass(frozen=True)
@@ -30,42 +30,26 @@ class CapacityRow:
     schedulable_at_limit: int  # at the pool's nvidia.com/gpu limit (managed group: at maxSize)
 
 
+def _pools(settings: StackSettings) -> list[capacity.PoolCapacity]:
+    group = capacity.managed_group_capacity(settings)
+    return [*([group] if group is not None else []), *capacity.karpenter_capacities(settings)]
+
+
 def capacity_rows(settings: StackSettings) -> list[CapacityRow]:
-    rows = []
-    if settings.gpu_node_group.enabled:
-        sharing = settings.gpu_sharing
-        for instance_type in settings.gpu_node_group.instance_types:
-            gpus = gpu_catalog.gpu_count(instance_type)
-            per_node = schedulable_gpus(gpus, sharing)
-            rows.append(
-                CapacityRow(
-                    MANAGED_GROUP_POOL,
-                    instance_type,
-                    gpus,
-                    sharing.profile,
-                    sharing.replicas,
-                    per_node,
-                    per_node * settings.gpu_node_group.max_size,
-                )
-            )
-    if settings.karpenter.enabled:
-        for pool in settings.karpenter.node_pools:
-            sharing = settings.sharing_for(pool)
-            for instance_type in pool.selected_instance_types:
-                gpus = gpu_catalog.gpu_count(instance_type)
-                rows.append(
-                    CapacityRow(
-                        pool.name,
-                        instance_type,
-                        gpus,
-                        sharing.profile,
-                        sharing.replicas,
-                        schedulable_gpus(gpus, sharing),
-                        # gpuLimit counts physical GPUs; the NodePool's nvidia.com/gpu limit is gpuLimit x replicas.
-                        schedulable_gpus(pool.gpu_limit, sharing),
-                    )
-                )
-    return rows
+    return [
+        CapacityRow(
+            pool.name,
+            node.instance_type,
+            node.gpus,
+            pool.sharing.profile,
+            pool.replicas,
+            node.slots,
+            # gpuLimit counts physical GPUs; the NodePool's nvidia.com/gpu limit is gpuLimit x replicas.
+            pool.slots_at_limit(node),
+        )
+        for pool in _pools(settings)
+        for node in pool.nodes
+    ]
 
 
 def warm_nodes_held(warm_slots: int, physical_gpus: int, sharing: GpuSharingSettings) -> int:
@@ -90,16 +74,10 @@ def warm_headroom_rows(settings: StackSettings) -> list[WarmHeadroomRow]:
     for pool in settings.karpenter.node_pools:
         if pool.warm_gpu_slots <= 0:
             continue
-        sharing = settings.sharing_for(pool)
-        for instance_type in pool.selected_instance_types:
-            gpus = gpu_catalog.gpu_count(instance_type)
+        for node in settings.capacity_of(pool).nodes:
             rows.append(
                 WarmHeadroomRow(
-                    pool.name,
-                    instance_type,
-                    pool.warm_gpu_slots,
-                    schedulable_gpus(gpus, sharing),
-                    warm_nodes_held(pool.warm_gpu_slots, gpus, sharing),
+                    pool.name, node.instance_type, pool.warm_gpu_slots, node.slots, node.nodes_for(pool.warm_gpu_slots)
                 )
             )
     return rows

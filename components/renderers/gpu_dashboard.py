@@ -3,15 +3,14 @@
 Pure: settings in, dict out. Structure: the CloudWatch dashboard body
 (`widgets[]` with `type`, `x`, `y`, `width`, `height`, `properties`; metric widgets with `metrics`,
 `region`, `view`, `period`, `stat`, `title`). Every metric is a Container Insights one AWS documents
-(see `components/renderers/observability_config.py`).
+(see `components/renderers/container_insights_metrics.py`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from components.renderers.gpu_capacity import pool_slot_ceilings
-from components.renderers.observability_config import (
+from components.renderers.container_insights_metrics import (
     COLLECTION_INTERVAL_SECONDS,
     METRIC_NAMESPACE,
     NODE_GPU_LIMIT,
@@ -22,6 +21,7 @@ from components.renderers.observability_config import (
     POD_GPU_REQUEST,
     POD_GPU_UTILIZATION,
 )
+from components.renderers.gpu_capacity import pool_slot_ceilings
 from components.settings import StackSettings
 
 GRID_WIDTH: Final = 24  # CloudWatch dashboards are 24 columns wide

@@ -10,12 +10,10 @@ Pools allowing on-demand count against the On-Demand quota, pools allowing spot 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from components import gpu_catalog
-from components.gpu_catalog import vcpus  # the one table of instance facts
-from components.settings import StackSettings
+from components.settings import StackSettings, capacity  # vCPUs per pool: the one capacity model
 
 # (capacity type, instance family class) -> (quota code, quota name) in Service Quotas.
 QUOTAS = {
@@ -47,15 +45,14 @@ def quota_needs(settings: StackSettings) -> list[QuotaNeed]:
             totals[key] = totals.get(key, 0) + bound
 
     group = settings.gpu_node_group
-    if group.enabled:
-        capacity = "spot" if group.capacity_type == "SPOT" else "on-demand"
-        add(capacity, tuple(group.instance_types), group.max_size * max(vcpus(t) for t in group.instance_types))
+    group_capacity = capacity.managed_group_capacity(settings)
+    if group_capacity is not None:
+        purchase = "spot" if group.capacity_type == "SPOT" else "on-demand"
+        add(purchase, tuple(group.instance_types), group_capacity.quota_vcpus)
     if settings.karpenter.enabled:
         for pool in settings.karpenter.node_pools:
-            types = pool.selected_instance_types
-            per_gpu = max(vcpus(t) / gpu_catalog.gpu_count(t) for t in types)
-            bound = min(pool.cpu_limit, math.ceil(pool.gpu_limit * per_gpu))
-            for capacity in sorted(set(pool.capacity_types)):
-                add(capacity, types, bound)
+            bound = settings.capacity_of(pool).quota_vcpus
+            for purchase in sorted(set(pool.capacity_types)):
+                add(purchase, pool.selected_instance_types, bound)
     needs = [QuotaNeed(*QUOTAS[key], vcpus=total) for key, total in totals.items()]
     return sorted(needs, key=lambda need: need.code)

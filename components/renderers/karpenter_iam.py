@@ -1,9 +1,10 @@
-"""Karpenter IAM and interruption-handling documents, as plain dicts (no Pulumi).
+"""The Karpenter controller's IAM: its Pod Identity trust policy and six policies, as plain dicts (no Pulumi).
 
 The six controller policies reproduce the official Karpenter 1.14.1 getting-started CloudFormation
 (`website/content/en/docs/getting-started/getting-started-with-karpenter/cloudformation.yaml` at tag
 v1.14.1): every Sid, action, resource and condition, scoped to one cluster by the same tag conditions.
 The controller authenticates with EKS Pod Identity, so its trust policy names `pods.eks.amazonaws.com`.
+The interruption queue it consumes and the EventBridge rules that feed it are in `karpenter_interruption`.
 """
 
 from __future__ import annotations
@@ -25,19 +26,6 @@ CONTROLLER_POLICY_PURPOSES: Final = {
     "zonal-shift": "ZonalShift",
     "resource-discovery": "ResourceDiscovery",
 }
-
-# EventBridge rule purpose -> (source, detail-type) Karpenter consumes from the interruption queue.
-# Purposes stay <= 10 characters: rule names are f"{cluster}-karpenter-{purpose}" and EventBridge caps
-# names at 64 characters (settings cap the cluster name at 43).
-INTERRUPTION_EVENTS: Final = {
-    "health": ("aws.health", "AWS Health Event"),
-    "spot": ("aws.ec2", "EC2 Spot Instance Interruption Warning"),
-    "rebalance": ("aws.ec2", "EC2 Instance Rebalance Recommendation"),
-    "state": ("aws.ec2", "EC2 Instance State-change Notification"),
-    "reserved": ("aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning"),
-}
-INTERRUPTION_QUEUE_RETENTION_SECONDS: Final = 300
-INTERRUPTION_QUEUE_TARGET_ID: Final = "KarpenterInterruptionQueueTarget"
 
 
 @dataclass(frozen=True)
@@ -65,7 +53,7 @@ class AwsScope:
         return f"kubernetes.io/cluster/{self.cluster_name}"
 
 
-def _document(*statements: dict[str, Any], policy_id: str | None = None) -> PolicyDocument:
+def policy_document(*statements: dict[str, Any], policy_id: str | None = None) -> PolicyDocument:
     document: PolicyDocument = {"Version": IAM_POLICY_VERSION}
     if policy_id:
         document["Id"] = policy_id
@@ -107,7 +95,7 @@ def node_lifecycle_policy(scope: AwsScope) -> PolicyDocument:
             "fleet/*", "instance/*", "volume/*", "network-interface/*", "launch-template/*", "spot-instances-request/*",
         )
     ]  # fmt: skip
-    return _document(
+    return policy_document(
         _allow(
             "AllowScopedEC2InstanceAccessActions",
             ["ec2:RunInstances", "ec2:CreateFleet"],
@@ -176,7 +164,7 @@ def iam_integration_policy(scope: AwsScope, node_role_arn: str) -> PolicyDocumen
         "aws:RequestTag/eks:eks-cluster-name": scope.cluster_name,
         "aws:RequestTag/topology.kubernetes.io/region": scope.region,
     }
-    return _document(
+    return policy_document(
         _allow(
             "AllowPassingInstanceRole",
             ["iam:PassRole"],
@@ -218,12 +206,12 @@ def iam_integration_policy(scope: AwsScope, node_role_arn: str) -> PolicyDocumen
 
 def eks_integration_policy(scope: AwsScope) -> PolicyDocument:
     """Discover the API server endpoint and CA of this cluster only."""
-    return _document(_allow("AllowAPIServerEndpointDiscovery", ["eks:DescribeCluster"], [scope.cluster_arn]))
+    return policy_document(_allow("AllowAPIServerEndpointDiscovery", ["eks:DescribeCluster"], [scope.cluster_arn]))
 
 
 def interruption_policy(queue_arn: str) -> PolicyDocument:
     """Consume this cluster's interruption queue."""
-    return _document(
+    return policy_document(
         _allow(
             "AllowInterruptionQueueActions",
             ["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"],
@@ -234,7 +222,7 @@ def interruption_policy(queue_arn: str) -> PolicyDocument:
 
 def zonal_shift_policy(scope: AwsScope) -> PolicyDocument:
     """Read the ARC zonal-shift status of this cluster (the action has no resource ARN: `*` + condition)."""
-    return _document(
+    return policy_document(
         _allow(
             "AllowZonalShiftStatusReadOnly",
             ["arc-zonal-shift:GetManagedResource"],
@@ -246,7 +234,7 @@ def zonal_shift_policy(scope: AwsScope) -> PolicyDocument:
 
 def resource_discovery_policy(scope: AwsScope) -> PolicyDocument:
     """Read-only discovery: instance types, offerings, prices, AMIs, subnets, security groups."""
-    return _document(
+    return policy_document(
         _allow(
             "AllowRegionalReadActions",
             [
@@ -275,33 +263,3 @@ def resource_discovery_policy(scope: AwsScope) -> PolicyDocument:
         _allow("AllowUnscopedInstanceProfileListAction", ["iam:ListInstanceProfiles"], ["*"]),
         _allow("AllowInstanceProfileReadActions", ["iam:GetInstanceProfile"], [scope.instance_profile_arn]),
     )
-
-
-# --- interruption queue ------------------------------------------------------------------------------
-
-
-def interruption_queue_policy(queue_arn: str) -> PolicyDocument:
-    """EventBridge (and SQS) may deliver to the queue; any access without TLS is denied."""
-    return _document(
-        {
-            "Effect": "Allow",
-            "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
-            "Action": "sqs:SendMessage",
-            "Resource": queue_arn,
-        },
-        {
-            "Sid": "DenyHTTP",
-            "Effect": "Deny",
-            "Principal": "*",
-            "Action": "sqs:*",
-            "Resource": queue_arn,
-            "Condition": {"Bool": {"aws:SecureTransport": False}},
-        },
-        policy_id="EC2InterruptionPolicy",
-    )
-
-
-def interruption_event_pattern(purpose: str) -> dict[str, list[str]]:
-    """EventBridge pattern of one interruption rule (default bus)."""
-    source, detail_type = INTERRUPTION_EVENTS[purpose]
-    return {"source": [source], "detail-type": [detail_type]}

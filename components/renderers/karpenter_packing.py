@@ -32,9 +32,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from components import gpu_catalog
-from components.renderers.demo_manifests import DEMO_GPUS_PER_POD, managed_group_slots
-from components.renderers.gpu_capacity import schedulable_gpus
-from components.settings import NodePoolSettings, StackSettings
+from components.renderers.demo_manifests import DEMO_GPUS_PER_POD
+from components.settings import NodePoolSettings, StackSettings, capacity
 
 # EC2 size order within one family (cheapest first); sizes not listed sort last.
 SIZE_ORDER: Final = ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "48xlarge")
@@ -94,8 +93,7 @@ class FirstBatchRow:
 
 
 def pool_slots_per_type(settings: StackSettings, pool: NodePoolSettings) -> dict[str, int]:
-    sharing = settings.sharing_for(pool)
-    return {t: schedulable_gpus(gpu_catalog.gpu_count(t), sharing) for t in pool.selected_instance_types}
+    return {node.instance_type: node.slots for node in settings.capacity_of(pool).nodes}
 
 
 def demo_pool(settings: StackSettings) -> str | None:
@@ -110,7 +108,7 @@ def first_batch_rows(settings: StackSettings) -> list[FirstBatchRow]:
     if not settings.karpenter.enabled:
         return []
     demo_slots = settings.demo.replicas * DEMO_GPUS_PER_POD if settings.demo.enabled else 0
-    demo_slots = max(0, demo_slots - managed_group_slots(settings))
+    demo_slots = max(0, demo_slots - capacity.managed_group_slots(settings))
     target = demo_pool(settings)
     rows = []
     for pool in settings.karpenter.node_pools:

@@ -24,8 +24,8 @@ from components.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     TIMETABLE_NAMESPACE,
 )
-from components.renderers.device_plugin_manifests import checkov_skip_annotations, plain_manifest
 from components.renderers.lab_manifests import DNS_PORTS, HTTPS_PORT
+from components.renderers.manifest_helpers import checkov_skip_annotations, plain_manifest
 from components.renderers.warm_headroom_manifests import CAPACITY_BUFFER_API_VERSION, HEADROOM_NAMESPACE, headroom_name
 from components.settings import NodePoolSettings, StackSettings
 

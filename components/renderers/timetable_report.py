@@ -7,16 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components import gpu_catalog, timetable
+from components import timetable
 from components.settings import NodePoolSettings, StackSettings
 
 
 def smallest_type(settings: StackSettings, pool: NodePoolSettings) -> str:
     """The pool's instance type with the fewest slots per node (then the fewest vCPUs): the cheapest warm node."""
-    return min(
-        pool.selected_instance_types,
-        key=lambda t: (settings.slots_per_node(pool, t), gpu_catalog.vcpus(t), t),
-    )
+    nodes = settings.capacity_of(pool).nodes
+    return min(nodes, key=lambda node: (node.slots, node.vcpus, node.instance_type)).instance_type
 
 
 @dataclass(frozen=True)
@@ -43,9 +41,10 @@ def session_peaks(settings: StackSettings) -> list[SessionPeak]:
         lead = settings.timetable_lead_minutes(pool)
         held = timetable.held_profile(pool.warm_gpu_slots, sessions, lead)
         small = smallest_type(settings, pool)
+        pool_nodes = settings.capacity_of(pool).nodes
         for session in sessions:
             peak = timetable.peak_in_windows(held, session, lead)
-            nodes_on = {t: -(-peak // settings.slots_per_node(pool, t)) for t in pool.selected_instance_types}
+            nodes_on = {node.instance_type: (node.nodes_for(peak), node.vcpus) for node in pool_nodes}
             rows.append(
                 SessionPeak(
                     lab=session.lab,
@@ -56,9 +55,9 @@ def session_peaks(settings: StackSettings) -> list[SessionPeak]:
                     lead_minutes=lead,
                     peak_slots=peak,
                     instance_type=small,
-                    nodes=nodes_on[small],
-                    vcpus=nodes_on[small] * gpu_catalog.vcpus(small),
-                    max_vcpus=max(n * gpu_catalog.vcpus(t) for t, n in nodes_on.items()),
+                    nodes=nodes_on[small][0],
+                    vcpus=nodes_on[small][0] * nodes_on[small][1],
+                    max_vcpus=max(nodes * vcpus for nodes, vcpus in nodes_on.values()),
                 )
             )
     return rows

@@ -24,7 +24,7 @@ from components.constants import (
     NODEPOOL_LABEL,
     WARM_SLOT_IMAGE,
 )
-from components.renderers.device_plugin_manifests import checkov_skip_annotations
+from components.renderers.manifest_helpers import checkov_skip_annotations
 from components.settings import NodePoolSettings, StackSettings
 
 Manifest = dict[str, Any]

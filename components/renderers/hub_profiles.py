@@ -1,0 +1,124 @@
+"""The spawn page of a lab's hub: one profile per Karpenter pool the hub offers, plus a small CPU-only profile.
+
+Profiles are generated, never typed: one per Karpenter pool the hub offers (`hub.pools`, default all), each
+requesting exactly one shared `nvidia.com/gpu` slot, tolerating the GPU taint, pinned to its pool by
+`karpenter.sh/nodepool` and sized like the pool's warm slot (`StackSettings.warm_slot_shape_for`: one slot's
+share of the pool's smallest node after system reservations, the math the warm headroom uses), so a notebook
+lands exactly where a CapacityBuffer kept room. `profile_list` renders them as the chart's
+`singleuser.profileList` (kubespawner traits per profile). Pure: settings in, dicts out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from components import gpu_catalog
+from components.constants import (
+    GPU_RESOURCE,
+    GPU_TOLERATION,
+    NODEPOOL_LABEL,
+    SYSTEM_NODE_LABEL_KEY,
+    SYSTEM_NODE_LABEL_VALUE,
+)
+from components.settings import HubSettings, NodePoolSettings, StackSettings, WarmSlotShape
+
+Values = dict[str, Any]
+
+CPU_PROFILE: Final = "cpu"
+# The CPU-only profile: small, for reading and preparing notebooks on the system nodes.
+CPU_PROFILE_SHAPE: Final = WarmSlotShape(cpu_millicores=500, memory_mib=2048)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One choice on the hub's spawn page."""
+
+    slug: str
+    display_name: str
+    description: str
+    shape: WarmSlotShape
+    pool: str | None  # the Karpenter pool of a GPU profile; None for the CPU profile
+
+    @property
+    def gpu(self) -> bool:
+        return self.pool is not None
+
+
+def _gpu_names(pool: NodePoolSettings) -> str:
+    models = dict.fromkeys(gpu_catalog.gpu_model(t) for t in pool.selected_instance_types)
+    return "/".join(model.name.upper() for model in models)
+
+
+def _gpu_memory_gib(pool: NodePoolSettings) -> int:
+    return min(gpu_catalog.gpu_model(t).memory_mib for t in pool.selected_instance_types) // 1024
+
+
+def gpu_profile(settings: StackSettings, pool: NodePoolSettings) -> Profile:
+    sharing = settings.sharing_for(pool)
+    gpus, memory = _gpu_names(pool), _gpu_memory_gib(pool)
+    shape = settings.warm_slot_shape_for(pool)
+    if sharing.strategy == "none":
+        name = f"Whole {gpus} — {memory} GB GPU memory"
+    else:
+        kind = "time-slices" if sharing.strategy == "time-slicing" else "MPS shares"
+        others = sharing.replicas - 1
+        name = (
+            f"Shared {gpus} — 1 of {sharing.replicas} {kind}, about {memory // sharing.replicas} GB GPU memory "
+            f"shared with {others} other{'s' if others != 1 else ''}"
+        )
+    description = f"{shape.cpu_millicores / 1000:g} CPU, {shape.memory_mib // 1024} GiB RAM, pool {pool.name}"
+    return Profile(f"gpu-{pool.name}", name, description, shape, pool.name)
+
+
+def cpu_profile() -> Profile:
+    shape = CPU_PROFILE_SHAPE
+    description = f"{shape.cpu_millicores / 1000:g} CPU, {shape.memory_mib // 1024} GiB RAM, no GPU"
+    return Profile(CPU_PROFILE, "CPU only — no GPU", description, shape, None)
+
+
+def profiles(settings: StackSettings, hub: HubSettings) -> tuple[Profile, ...]:
+    """The GPU profiles (one per pool the hub offers, in config order), then the CPU profile."""
+    return (*(gpu_profile(settings, pool) for pool in settings.hub_pools(hub)), cpu_profile())
+
+
+def memory_quantity(shape: WarmSlotShape) -> str:
+    return f"{shape.memory_mib}M"  # kubespawner's ByteSpecification: M = MiB
+
+
+def cpu_cores(shape: WarmSlotShape) -> float:
+    return shape.cpu_millicores / 1000
+
+
+def kubespawner_override(profile: Profile) -> Values:
+    """kubespawner traits of one profile: requests = limits (the slot is sized exactly), GPU placement."""
+    override: Values = {
+        "cpu_guarantee": cpu_cores(profile.shape),
+        "cpu_limit": cpu_cores(profile.shape),
+        "mem_guarantee": memory_quantity(profile.shape),
+        "mem_limit": memory_quantity(profile.shape),
+    }
+    if profile.pool is not None:
+        override |= {
+            "extra_resource_guarantees": {GPU_RESOURCE: "1"},
+            "extra_resource_limits": {GPU_RESOURCE: "1"},
+            "tolerations": [dict(GPU_TOLERATION)],
+            "node_selector": {NODEPOOL_LABEL: profile.pool},
+        }
+    else:
+        override["node_selector"] = {SYSTEM_NODE_LABEL_KEY: SYSTEM_NODE_LABEL_VALUE}
+    return override
+
+
+def profile_list(settings: StackSettings, hub: HubSettings) -> list[Values]:
+    """`singleuser.profileList`: the first GPU profile is the default."""
+    return [
+        {
+            "display_name": p.display_name,
+            "slug": p.slug,
+            "description": p.description,
+            **({"default": True} if index == 0 else {}),
+            "kubespawner_override": kubespawner_override(p),
+        }
+        for index, p in enumerate(profiles(settings, hub))
+    ]

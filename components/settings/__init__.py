@@ -1,0 +1,167 @@
+"""Typed settings for the whole stack: the one place stack configuration is read and checked.
+
+Pulumi hands a program its configuration as a flat map of strings (`"gpu-platform:network"` ->
+JSON text, `"aws:region"` -> `"us-west-1"`). `load_settings` turns that map into a frozen
+`StackSettings` or raises `SettingsError`, which lists every offending key path with what is
+allowed. Nothing here imports Pulumi: the synth, the program and the tests share it.
+
+One job per module (each at most 300 lines; tests/test_settings_package.py holds that, and that these
+modules import only each other and the fact modules, never a component or a renderer):
+
+- `fields.py`: field types (each check's docstring says what is allowed) and the base models
+- `cluster.py`, `gpu.py`, `karpenter.py`, `observability.py`, `hub.py`, `labs.py`: the sections' models
+- `stack.py`: `StackSettings`, every section together, and the views derived from them
+- `rules.py`, `rules_pools.py`, `rules_hub.py`: the rules across sections (warm slots, timetables, hubs, labs)
+- `capacity.py`: the one capacity model (per pool: GPUs, vCPUs, slots per node, allocatable, quota vCPUs)
+- `loading.py`: Pulumi's flat config map into `StackSettings`; `errors.py`: `SettingsError` and its wording
+
+Callers import from `components.settings`: every name a caller uses is re-exported here (tests/test_settings_package.py).
+"""
+
+from components.settings import capacity
+from components.settings.cluster import (
+    ClusterSettings,
+    ControlPlaneLogType,
+    ExistingNetwork,
+    NetworkSettings,
+    SystemNodeGroupSettings,
+    VpcCniSettings,
+)
+from components.settings.errors import REGION_KEY, SettingsError
+from components.settings.fields import (
+    CLUSTER_NAME_MAX,
+    IAM_NAME_MAX,
+    LONGEST_DERIVED_SUFFIX,
+    SUPPORTED_KUBERNETES_VERSIONS,
+    SUPPORTED_REGIONS,
+    BudgetDuration,
+    BudgetNodes,
+    Cidr,
+    DnsLabel,
+    Duration,
+    GpuFamily,
+    GpuInstanceType,
+    GracePeriod,
+    InstanceType,
+    PinnedImage,
+    PrincipalArn,
+    SubnetId,
+    VpcId,
+)
+from components.settings.gpu import (
+    FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS,
+    GP3_IOPS_RANGE,
+    GP3_MAX_IOPS_PER_GIB,
+    GP3_MAX_MIBPS_PER_IOPS,
+    GP3_THROUGHPUT_RANGE,
+    MAX_PODS_RANGE,
+    MPS_MAX_REPLICAS,
+    POD_PIDS_LIMIT_RANGE,
+    PRE_PULL_MAX,
+    TIME_SLICING_MAX_REPLICAS,
+    GpuNodeGroupSettings,
+    GpuNodeSettings,
+    GpuSharingSettings,
+    RootVolumeSettings,
+)
+from components.settings.hub import (
+    ADMIN_PASSWORD_MIN_LENGTH,
+    HUB_AUTH_TYPES,
+    HUB_SECRET_FIELDS,
+    REDACTED_SECRET,
+    SHARED_PASSWORD_MIN_LENGTH,
+    GithubAuth,
+    Hostname,
+    HttpsUrl,
+    HubAuth,
+    HubSettings,
+    HubUsername,
+    OidcAuth,
+    SharedPasswordAuth,
+)
+from components.settings.karpenter import (
+    TYPICAL_WARM_SLOT,
+    WARM_SLOT_FLOOR,
+    CapacityReservationTerm,
+    DisruptionBudget,
+    KarpenterSettings,
+    NodePoolSettings,
+    WarmSlotShape,
+)
+from components.settings.labs import RESERVED_NAMESPACES, DemoSettings, LabSession, LabSettings
+from components.settings.loading import allowed_config_keys, config_key, load_settings
+from components.settings.observability import ObservabilitySettings
+from components.settings.stack import StackSettings
+
+__all__ = [
+    "ADMIN_PASSWORD_MIN_LENGTH",
+    "CLUSTER_NAME_MAX",
+    "FAST_IMAGE_PULL_MIN_THROUGHPUT_MIBPS",
+    "GP3_IOPS_RANGE",
+    "GP3_MAX_IOPS_PER_GIB",
+    "GP3_MAX_MIBPS_PER_IOPS",
+    "GP3_THROUGHPUT_RANGE",
+    "HUB_AUTH_TYPES",
+    "HUB_SECRET_FIELDS",
+    "IAM_NAME_MAX",
+    "LONGEST_DERIVED_SUFFIX",
+    "MAX_PODS_RANGE",
+    "MPS_MAX_REPLICAS",
+    "POD_PIDS_LIMIT_RANGE",
+    "PRE_PULL_MAX",
+    "REDACTED_SECRET",
+    "REGION_KEY",
+    "RESERVED_NAMESPACES",
+    "SHARED_PASSWORD_MIN_LENGTH",
+    "SUPPORTED_KUBERNETES_VERSIONS",
+    "SUPPORTED_REGIONS",
+    "TIME_SLICING_MAX_REPLICAS",
+    "TYPICAL_WARM_SLOT",
+    "WARM_SLOT_FLOOR",
+    "BudgetDuration",
+    "BudgetNodes",
+    "CapacityReservationTerm",
+    "Cidr",
+    "ClusterSettings",
+    "ControlPlaneLogType",
+    "DemoSettings",
+    "DisruptionBudget",
+    "DnsLabel",
+    "Duration",
+    "ExistingNetwork",
+    "GithubAuth",
+    "GpuFamily",
+    "GpuInstanceType",
+    "GpuNodeGroupSettings",
+    "GpuNodeSettings",
+    "GpuSharingSettings",
+    "GracePeriod",
+    "Hostname",
+    "HttpsUrl",
+    "HubAuth",
+    "HubSettings",
+    "HubUsername",
+    "InstanceType",
+    "KarpenterSettings",
+    "LabSession",
+    "LabSettings",
+    "NetworkSettings",
+    "NodePoolSettings",
+    "ObservabilitySettings",
+    "OidcAuth",
+    "PinnedImage",
+    "PrincipalArn",
+    "RootVolumeSettings",
+    "SettingsError",
+    "SharedPasswordAuth",
+    "StackSettings",
+    "SubnetId",
+    "SystemNodeGroupSettings",
+    "VpcCniSettings",
+    "VpcId",
+    "WarmSlotShape",
+    "allowed_config_keys",
+    "capacity",
+    "config_key",
+    "load_settings",
+]

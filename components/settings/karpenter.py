@@ -1,0 +1,160 @@
+"""`karpenter`: the controller and its GPU node pools (limits, disruption, warm slots, capacity reservations)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Self
+
+from pydantic import Field, model_validator
+
+from components import cron, gpu_catalog
+from components.settings.fields import (
+    BudgetDuration,
+    BudgetNodes,
+    CronSchedule,
+    DnsLabel,
+    Duration,
+    GpuFamily,
+    GpuInstanceType,
+    GracePeriod,
+    SettingsModel,
+    matching,
+)
+from components.settings.gpu import GpuSharingSettings
+
+
+class DisruptionBudget(SettingsModel):
+    nodes: BudgetNodes
+    """Nodes Karpenter may disrupt at once (quote a count: "1")."""
+    reasons: list[Literal["Underutilized", "Empty", "Drifted"]] | None = None
+    """Disruption reasons the budget applies to; unset: all."""
+    # Parsed as cron in UTC, as Karpenter does at runtime (components/cron.py).
+    schedule: CronSchedule | None = None
+    """When each window starts, in UTC; requires duration; unset: always active. Prod's `0 15 * * mon-fri`
+    with `11h` covers 08:00-18:00 US Pacific in both PST and PDT."""
+    duration: BudgetDuration | None = None
+    """How long each window lasts; requires schedule."""
+
+    @model_validator(mode="after")
+    def _schedule_with_duration(self) -> Self:
+        # The NodePool CRD's CEL rule: has(x.schedule) == has(x.duration).
+        if self.schedule is not None and self.duration is None:
+            raise ValueError("duration: required with schedule (how long each window lasts, e.g. 10h)")
+        if self.duration is not None and self.schedule is None:
+            raise ValueError(f"schedule: required with duration (when each window starts: {cron.SCHEDULE_HELP})")
+        return self
+
+
+class WarmSlotShape(SettingsModel):
+    """CPU and memory one warm shared-GPU slot reserves: what a typical lab pod requests."""
+
+    cpu_millicores: Annotated[int, Field(ge=10, le=192000)]
+    """CPU one warm slot reserves, millicores."""
+    memory_mib: Annotated[int, Field(ge=16, le=2097152)]
+    """Memory one warm slot reserves, MiB."""
+
+
+# A lab notebook pod: one core, 4 GiB. Pools whose nodes cannot hold GPUs x replicas of these get less.
+TYPICAL_WARM_SLOT = WarmSlotShape(cpu_millicores=1000, memory_mib=4096)
+WARM_SLOT_FLOOR = WarmSlotShape(cpu_millicores=100, memory_mib=256)
+
+
+class CapacityReservationTerm(SettingsModel):
+    """One EC2NodeClass capacityReservationSelectorTerm: an On-Demand Capacity Reservation or Capacity Block."""
+
+    id: (
+        Annotated[str, matching(r"cr-[0-9a-z]+", "must be a capacity reservation id like cr-0123456789abcdef0")] | None
+    ) = None
+    """A capacity reservation (or Capacity Block) id, e.g. cr-0123456789abcdef0; exactly one of id and tags."""
+    tags: (
+        Annotated[
+            dict[Annotated[str, Field(min_length=1)], Annotated[str, Field(min_length=1)]],
+            Field(min_length=1, max_length=20),
+        ]
+        | None
+    ) = None
+    """Tags every selected reservation carries (1-20, '*' matches any value); exactly one of id and tags."""
+
+    @model_validator(mode="after")
+    def _one_of(self) -> Self:
+        if (self.id is None) == (self.tags is None):
+            raise ValueError("set exactly one of id or tags")
+        return self
+
+
+class NodePoolSettings(SettingsModel):
+    name: DnsLabel
+    """The NodePool's and its EC2NodeClass's name; unique."""
+    instance_families: list[GpuFamily] = []
+    """GPU families the pool may launch; set this or instanceTypes, not both."""
+    instance_types: list[GpuInstanceType] = []
+    """GPU instance types the pool may launch; set this or instanceFamilies, not both."""
+    capacity_types: Annotated[list[Literal["on-demand", "spot"]], Field(min_length=1)] = ["on-demand"]
+    """On-demand and/or spot."""
+    architectures: Annotated[list[Literal["amd64"]], Field(min_length=1)] = ["amd64"]
+    """CPU architectures (every catalog GPU type is x86_64)."""
+    gpu_limit: Annotated[int, Field(ge=1, le=1000)] = 4
+    """NodePool limit: physical GPUs."""
+    cpu_limit: Annotated[int, Field(ge=1, le=100000)] = 64
+    """NodePool limit: vCPUs."""
+    expire_after: Duration = "720h"
+    """Node lifetime before Karpenter replaces the node."""
+    termination_grace_period: GracePeriod = "1h"
+    """How long a draining node waits for its pods before they are forced off."""
+    # WhenEmpty by default: consolidating an underutilized GPU node evicts running GPU jobs.
+    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"] = "WhenEmpty"
+    """When Karpenter consolidates; consolidating an underutilized GPU node evicts GPU jobs."""
+    consolidate_after: Duration = "5m"
+    """How long a node stays consolidatable before Karpenter acts."""
+    disruption_budgets: Annotated[list[DisruptionBudget], Field(min_length=1, max_length=50)] = [
+        DisruptionBudget(nodes="1")
+    ]
+    """How many nodes Karpenter may disrupt at once, and when (schedules in UTC)."""
+    weight: Annotated[int, Field(ge=1, le=100)] = 10
+    """Priority among pools (higher first)."""
+    gpu_sharing: GpuSharingSettings | None = None
+    """This pool's GPU sharing (e.g. 4 on A10G, 3 on T4); unset: the stack's gpuSharing."""
+    warm_gpu_slots: Annotated[int, Field(ge=0, le=10000)] = 0
+    """Shared nvidia.com/gpu slots kept free at all times (a CapacityBuffer); at most gpuLimit x replicas,
+    and the nodes holding them within cpuLimit and gpuLimit on some type of the pool; 0: none."""
+    warm_slot_shape: WarmSlotShape | None = None
+    """CPU and memory one warm slot reserves (needs warmGpuSlots > 0); unset: a typical lab pod (1000m,
+    4096 MiB), shrunk until GPUs x replicas slots fit every instance type of the pool."""
+    capacity_reservations: Annotated[list[CapacityReservationTerm], Field(max_length=30)] = []
+    """EC2 capacity reservations the pool launches into first ([{id} | {tags}], at most 30): the EC2NodeClass's
+    capacityReservationSelectorTerms and the `reserved` capacity type in the pool's requirements."""
+
+    @model_validator(mode="after")
+    def _one_selector(self) -> Self:
+        if bool(self.instance_families) == bool(self.instance_types):
+            raise ValueError("set exactly one of instanceFamilies or instanceTypes")
+        return self
+
+    @property
+    def selected_instance_types(self) -> tuple[str, ...]:
+        if self.instance_types:
+            return tuple(sorted(set(self.instance_types)))
+        return tuple(sorted({t for f in self.instance_families for t in gpu_catalog.instance_types_of_family(f)}))
+
+
+class KarpenterSettings(SettingsModel):
+    enabled: bool = True
+    """Karpenter, its IAM, interruption queue and node pools."""
+    replicas: Annotated[int, Field(ge=1, le=5)] = 2
+    """Controller replicas (a PDB keeps one up); at most systemNodes.minSize."""
+    node_pools: Annotated[list[NodePoolSettings], Field(max_length=100)] = []
+    """GPU node pools: a NodePool and EC2NodeClass (and NodeOverlays) each; unique names."""
+
+    @model_validator(mode="after")
+    def _unique_pool_names(self) -> Self:
+        names = [p.name for p in self.node_pools]
+        repeat = next((i for i, n in enumerate(names) if n in names[:i]), None)
+        if repeat is not None:
+            raise ValueError(
+                f"nodePools[{repeat}].name: names must be unique (repeated: {names[repeat]}, "
+                f"first used by nodePools[{names.index(names[repeat])}])"
+            )
+        return self
+
+
+# Namespaces the cluster owns: the demo creates its namespace and enforces the `restricted` Pod
+# Security Standard on it, which would reject the device plugin's hostPath pods in kube-system.

@@ -1,0 +1,131 @@
+"""The rules across sections, run once every section is valid on its own (`StackSettings` calls `check_stack`).
+
+Each rule raises `ValueError("<key path>: <what is wrong and what is allowed>")`; the loader folds the key path
+into the error's location. The first rule that fails is the one reported, so their order is part of the contract.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from components import gpu_catalog, node_allocatable, quantity
+from components.constants import DEMO_POD_REQUESTS
+from components.settings import rules_hub, rules_pools
+from components.settings.labs import LabSettings
+
+if TYPE_CHECKING:
+    from components.settings.stack import StackSettings
+
+
+def check_stack(settings: StackSettings) -> None:
+    """Every cross-section rule, in the order they are reported."""
+    gpu_nodes_fit(settings)
+    fast_image_pull_fits_instances(settings)
+    rules_pools.warm_headroom_fits(settings)
+    rules_pools.timetable_fits(settings)
+    karpenter_fits_system_nodes(settings)
+    rules_hub.hubs_fit_the_cluster(settings)
+    labs_fit_the_cluster(settings)
+
+
+def gpu_nodes_fit(settings: StackSettings) -> None:
+    """GPU nodes can address their maxPods; the demo has GPU capacity to run on."""
+    if not settings.cluster.vpc_cni.prefix_delegation:
+        limit = min((gpu_catalog.eni_max_pods(t) for t in settings.gpu_instance_types), default=None)
+        if limit is not None and settings.gpu_nodes.max_pods > limit:
+            raise ValueError(
+                f"gpuNodes.maxPods: {settings.gpu_nodes.max_pods} exceeds the {limit} pods the VPC CNI can address on the "
+                "smallest GPU instance type without prefix delegation; set cluster.vpcCni.prefixDelegation: true "
+                f"or maxPods <= {limit}"
+            )
+    if settings.demo.enabled and not (
+        settings.gpu_node_group.enabled or (settings.karpenter.enabled and settings.karpenter.node_pools)
+    ):
+        raise ValueError("demo.enabled: needs GPU capacity (gpuNodeGroup.enabled or a karpenter nodePool)")
+
+
+def fast_image_pull_fits_instances(settings: StackSettings) -> None:
+    """fastImagePull only where nodeadm honours it: every GPU type of at least its minimum size."""
+    if settings.gpu_nodes.fast_image_pull:
+        small = [
+            t for t in settings.gpu_instance_types if not node_allocatable.instance_meets_fast_image_pull_minimum(t)
+        ]
+        if small:
+            raise ValueError(
+                f"gpuNodes.fastImagePull: {', '.join(small)} are below nodeadm's minimum "
+                f"({node_allocatable.FAST_IMAGE_PULL_MIN_VCPUS} vCPUs and "
+                f"{node_allocatable.FAST_IMAGE_PULL_MIN_MEMORY_MIB // 1024} GiB), where the gate is ignored"
+            )
+
+
+def karpenter_fits_system_nodes(settings: StackSettings) -> None:
+    """Each Karpenter controller replica gets a system node of its own."""
+    # The chart's required anti-affinity puts each controller replica on its own (system) node.
+    if settings.karpenter.enabled and settings.karpenter.replicas > settings.system_nodes.min_size:
+        raise ValueError(
+            f"karpenter.replicas: {settings.karpenter.replicas} exceeds systemNodes.minSize "
+            f"{settings.system_nodes.min_size}; each Karpenter controller replica needs its own system node"
+        )
+
+
+def labs_fit_the_cluster(settings: StackSettings) -> None:
+    """Lab names once, members not admins nor the deployer, the demo inside its lab's quota."""
+    names = [lab.name for lab in settings.labs]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"labs: names must be unique (repeated: {', '.join(repeated)})")
+    admins = settings.cluster.admin_principal_arns
+    deployer = settings.cluster.deployer_principal_arn
+    for index, lab in enumerate(settings.labs):
+        if deployer in lab.members:
+            raise ValueError(
+                f"labs.{index}.members.{lab.members.index(deployer)}: {deployer} is "
+                "gpu-platform:cluster.deployerPrincipalArn, already cluster admin through the cluster-creator "
+                "entry; EKS allows one access entry per principal"
+            )
+        for member_index, member in enumerate(lab.members):
+            if member in admins:
+                raise ValueError(
+                    f"labs.{index}.members.{member_index}: {member} is also gpu-platform:cluster."
+                    f"adminPrincipalArns[{admins.index(member)}]; an admin needs no lab access: remove it "
+                    "from one of the two (EKS allows one access entry per principal)"
+                )
+    if settings.demo.enabled and settings.labs:
+        demo_lab = next((lab for lab in settings.labs if lab.name == settings.demo.namespace), None)
+        if demo_lab is None:
+            raise ValueError(
+                f"demo.namespace: '{settings.demo.namespace}' must be one of the labs ({', '.join(names)})"
+            )
+        if demo_lab.gpu_slots < settings.demo.replicas:
+            raise ValueError(
+                f"demo.replicas: {settings.demo.replicas} pods need {settings.demo.replicas} GPU slots; "
+                f"lab '{demo_lab.name}' has gpuSlots {demo_lab.gpu_slots}"
+            )
+        _check_demo_fits_lab_quota(settings.demo.replicas, demo_lab, settings.labs.index(demo_lab))
+        _check_sessions_fit_beside_the_demo(settings.demo.replicas, demo_lab, settings.labs.index(demo_lab))
+
+
+def _check_demo_fits_lab_quota(replicas: int, lab: LabSettings, index: int) -> None:
+    """The demo's pods request cpu and memory inside the lab's ResourceQuota (ValueError when they cannot fit).
+
+    The demo Deployment skips await, so a quota too small would refuse its pods without failing `up`."""
+    for resource in ("cpu", "memory"):
+        request = DEMO_POD_REQUESTS[resource]
+        quota = getattr(lab, resource)
+        if quantity.times(request, replicas) > quantity.parse(quota):
+            raise ValueError(
+                f"demo.replicas: {replicas} demo pods request {replicas} x {request} {resource}, more than lab "
+                f"'{lab.name}' allows (gpu-platform:labs[{index}].{resource}: {quota}); raise the lab's {resource} or lower "
+                "demo.replicas"
+            )
+
+
+def _check_sessions_fit_beside_the_demo(replicas: int, lab: LabSettings, index: int) -> None:
+    """The demo's pods hold GPU slots of their lab's quota all week: a class must fit in what is left."""
+    for number, session in enumerate(lab.sessions):
+        if session.learners + replicas > lab.gpu_slots:
+            raise ValueError(
+                f"labs.{index}.sessions.{number}.learners: {session.learners} learners beside the demo's {replicas} "
+                f"pods (demo.replicas, running in this lab) need {session.learners + replicas} GPU slots; "
+                f"gpu-platform:labs[{index}].gpuSlots is {lab.gpu_slots}: raise gpuSlots or lower learners"
+            )

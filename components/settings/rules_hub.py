@@ -1,0 +1,83 @@
+"""A lab's JupyterHub fits the cluster: known pools, room in the lab's quota, notebooks that outlive node expiry,
+images GPU nodes can pre-pull, a certificate in the stack's region."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from components import quantity, timetable
+from components.settings.gpu import PRE_PULL_MAX
+from components.settings.hub import HubSettings
+from components.settings.labs import LabSettings
+
+if TYPE_CHECKING:
+    from components.settings.stack import StackSettings
+
+
+def hubs_fit_the_cluster(settings: StackSettings) -> None:
+    """Every lab's hub: known pools, room in the lab's quota, images to pre-pull, a certificate in the region."""
+    pool_names = [pool.name for pool in settings.karpenter.node_pools] if settings.karpenter.enabled else []
+    for index, lab in enumerate(settings.labs):
+        hub = lab.hub
+        if hub is None:
+            continue
+        key = f"labs.{index}.hub"
+        unknown = [name for name in hub.pools or [] if name not in pool_names]
+        if unknown:
+            allowed = ", ".join(pool_names) or "none: karpenter is off or has no nodePools"
+            raise ValueError(f"{key}.pools: {unknown} not a Karpenter pool this lab can use; allowed: {allowed}")
+        if not settings.hub_pools(hub):
+            raise ValueError(f"{key}: a hub offers GPU slots from Karpenter pools; enable karpenter with a nodePool")
+        _check_hub_quota(settings, lab, f"labs.{index}")
+        _check_hub_outlives_expiry(settings, hub, key)
+        if len(settings.gpu_node_bootstrap.pre_pull_images) > PRE_PULL_MAX:
+            raise ValueError(
+                f"{key}.image: GPU nodes would pre-pull more than {PRE_PULL_MAX} images "
+                "(gpuNodes.prePullImages plus every hub image); use fewer"
+            )
+        if hub.certificate_arn is not None:
+            region = hub.certificate_arn.split(":")[3]
+            if region != settings.region:
+                raise ValueError(
+                    f"{key}.certificateArn: the certificate is in {region}; the load balancer needs one in "
+                    f"{settings.region} (ACM certificates are regional)"
+                )
+
+
+def _check_hub_quota(settings: StackSettings, lab: LabSettings, key: str) -> None:
+    """The lab's cpu and memory quota hold `gpuSlots` notebooks of its largest GPU profile (ValueError if not)."""
+    assert lab.hub is not None
+    shapes = [settings.warm_slot_shape_for(pool) for pool in settings.hub_pools(lab.hub)]
+    cores = Decimal(lab.gpu_slots * max(shape.cpu_millicores for shape in shapes)) / 1000
+    mib = lab.gpu_slots * max(shape.memory_mib for shape in shapes)
+    if cores > quantity.parse(lab.cpu):
+        raise ValueError(
+            f"{key}.cpu: {lab.cpu} cannot hold the hub's {lab.gpu_slots} GPU notebooks ({cores:g} cores: gpuSlots x "
+            f"the largest GPU profile); raise cpu to at least {cores:g}"
+        )
+    if mib * 1024**2 > quantity.parse(lab.memory):
+        raise ValueError(
+            f"{key}.memory: {lab.memory} cannot hold the hub's {lab.gpu_slots} GPU notebooks ({mib} MiB: gpuSlots x "
+            f"the largest GPU profile); raise memory to at least {-(-mib // 1024)}Gi"
+        )
+
+
+def _check_hub_outlives_expiry(settings: StackSettings, hub: HubSettings, key: str) -> None:
+    """Expiry never ends a notebook: every pool the hub offers drains for at least maxHours (+ the pod's grace).
+
+    A notebook may start on a node just before its expireAfter; expiry then drains the node and deletes even
+    do-not-disrupt pods when terminationGracePeriod runs out (aws/karpenter-provider-aws v1.14.1
+    website/content/en/v1.14/concepts/disruption.md), so that grace must cover the hub's maximum server age.
+    """
+    needed = hub.max_seconds + timetable.SESSION_POD_GRACE_SECONDS
+    for pool in settings.hub_pools(hub):
+        grace = timetable.parse_seconds(pool.termination_grace_period) or 0
+        if grace < needed:
+            index = settings.karpenter.node_pools.index(pool)
+            raise ValueError(
+                f"{key}.maxHours: {hub.max_hours}h notebooks on pool '{pool.name}' could be ended by expiry: its "
+                f"karpenter.nodePools.{index}.terminationGracePeriod {pool.termination_grace_period} must cover "
+                f"maxHours + {timetable.SESSION_POD_GRACE_SECONDS}s; set it to at least "
+                f"{timetable.format_minutes(-(-needed // 60))}, lower maxHours, or leave the pool out of {key}.pools"
+            )
