@@ -5,7 +5,6 @@ import pulumi
 from components.access import ClusterAccess, ClusterAccessArgs
 from components.cluster import Cluster, ClusterArgs
 from components.demo import DemoWorkload, DemoWorkloadArgs
-from components.deployer_check import warn_unless_deployer
 from components.device_plugin import DevicePlugin, DevicePluginArgs
 from components.gpu_node_group import GpuNodeGroup, GpuNodeGroupArgs
 from components.hub import LabHubs, LabHubsArgs
@@ -14,7 +13,8 @@ from components.lab_timetable import LabTimetable, LabTimetableArgs
 from components.labs import Labs, LabsArgs
 from components.network import Network, NetworkArgs
 from components.observability import Observability, ObservabilityArgs
-from components.runtime_settings import read_settings
+from components.resources.deployer_check import warn_unless_deployer
+from components.resources.runtime_settings import read_settings
 
 settings = read_settings()
 

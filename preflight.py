@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components import constants
+from components.facts import constants
 from components.renderers import access_entries
 from components.renderers.gpu_quota import quota_needs
 from components.settings import SettingsError, StackSettings, load_settings
@@ -280,7 +280,7 @@ def check_addons(aws: Aws, settings: StackSettings) -> list[CheckResult]:
             f"{addon} {version} is published for Kubernetes {settings.kubernetes_version}"
             if ok
             else f"{addon} {version} is not published for Kubernetes {settings.kubernetes_version} in {aws.region}; "
-            f"versions that exist: {', '.join(available) or 'none'}. Change the pin in components/constants.py"
+            f"versions that exist: {', '.join(available) or 'none'}. Change the pin in components/facts/constants.py"
         )
         results.append(CheckResult("addons", ok, aws.command(*args), ", ".join(available) or "no versions", message))
     return results

@@ -16,11 +16,11 @@ import pulumi_kubernetes as k8s
 from pulumi_eks import Cluster as EksCluster
 from pulumi_eks import ManagedNodeGroup
 
-from components.constants import KARPENTER_DISCOVERY_TAG, SYSTEM_NODE_LABEL_KEY, SYSTEM_NODE_LABEL_VALUE
-from components.launch_template import node_launch_template
+from components.facts.constants import KARPENTER_DISCOVERY_TAG, SYSTEM_NODE_LABEL_KEY, SYSTEM_NODE_LABEL_VALUE
 from components.network import Network
-from components.node_repair import node_repair_transforms
-from components.node_role import create_node_role
+from components.resources.launch_template import node_launch_template
+from components.resources.node_repair import node_repair_transforms
+from components.resources.node_role import create_node_role
 from components.settings import RootVolumeSettings, StackSettings
 
 CONTROL_PLANE_LOG_RETENTION_DAYS = 90

@@ -13,7 +13,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_eks as eks
 
-from components.constants import (
+from components.facts.constants import (
     GPU_TAINT_EFFECT_EKS,
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
@@ -21,10 +21,10 @@ from components.constants import (
     gpu_node_labels,
     managed_gpu_node_group_name,
 )
-from components.launch_template import node_launch_template
-from components.node_repair import node_repair_transforms
-from components.node_role import create_node_role
 from components.renderers.gpu_bootstrap import render_gpu_user_data
+from components.resources.launch_template import node_launch_template
+from components.resources.node_repair import node_repair_transforms
+from components.resources.node_role import create_node_role
 from components.settings import StackSettings
 
 # EKS-optimized AL2023 AMI with the NVIDIA driver, container toolkit and the nodeadm bootstrap.

@@ -17,7 +17,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from components.constants import (
+from components.facts.constants import (
     EFS_CSI_ADDON,
     EFS_CSI_ADDON_VERSION,
     EFS_CSI_CONTROLLER_SERVICE_ACCOUNT,

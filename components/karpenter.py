@@ -13,11 +13,11 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components import karpenter_aws
-from components.constants import KARPENTER_CHART_REPO, KARPENTER_NAMESPACE, KARPENTER_VERSION
+from components.facts.constants import KARPENTER_CHART_REPO, KARPENTER_NAMESPACE, KARPENTER_VERSION
 from components.renderers import karpenter_manifests
+from components.resources import karpenter_aws
+from components.resources.warm_headroom import create_warm_headroom
 from components.settings import NodePoolSettings, StackSettings
-from components.warm_headroom import create_warm_headroom
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.constants import KARPENTER_DISCOVERY_TAG
+from components.facts.constants import KARPENTER_DISCOVERY_TAG
 from components.renderers.network_layout import SubnetPair, private_subnet_tags, public_subnet_tags, subnet_layout
 from components.settings import StackSettings
 

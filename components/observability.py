@@ -21,7 +21,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from components.constants import (
+from components.facts.constants import (
     CLOUDWATCH_AGENT_NAMESPACE,
     CLOUDWATCH_AGENT_SERVICE_ACCOUNT,
     CLOUDWATCH_OBSERVABILITY_ADDON,

@@ -22,8 +22,8 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from components import gpu_catalog
-from components.constants import PROJECT
+from components.facts import gpu_catalog
+from components.facts.constants import PROJECT
 from components.settings import REGION_KEY, StackSettings
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -332,7 +332,7 @@ def _instance_types_table() -> list[str]:
         "## GPU instance types",
         "",
         "What `gpuNodeGroup.instanceTypes`, `karpenter.nodePools[].instanceTypes` and `instanceFamilies` (the part",
-        "before the dot) accept: the catalog in `components/gpu_catalog.py`.",
+        "before the dot) accept: the catalog in `components/facts/gpu_catalog.py`.",
         "",
         "| instance type | GPU | GPUs | GPU memory (MiB each) | vCPUs | memory (GiB) |",
         "|---|---|---|---|---|---|",

@@ -22,7 +22,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 
-from components.constants import HELM_CHART_TYPE
+from components.facts.constants import HELM_CHART_TYPE
 
 PLACEHOLDER_ACCOUNT = "000000000000"
 SECRET = "[secret]"

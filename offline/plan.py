@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from components.constants import HELM_TYPES
+from components.facts.constants import HELM_TYPES
 from components.renderers.hub_notebook_pod import notebook_pods
 from offline.runner import Recording
 

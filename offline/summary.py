@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from components.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
 from components.renderers import hub_profiles, hub_storage
 from components.renderers.access_entries import matrix_lines
 from components.renderers.dcgm_engines import LATCH_RECOVERY_COMMAND, engine_rows
@@ -13,6 +12,7 @@ from components.renderers.gpu_quota import quota_needs
 from components.renderers.karpenter_packing import first_batch_rows, mixed_gpu_count_warnings
 from components.renderers.placeholders import placeholder_values
 from components.renderers.timetable_report import node_lifetimes, pool_weeks, session_peaks
+from components.resources.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
 from components.settings import REGION_KEY, StackSettings, config_key
 from offline.plan import Plan
 

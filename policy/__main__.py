@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-# The rules import the project's single source of facts (components.constants, components.gpu_catalog).
+# The rules import the project's single source of facts (components.facts.constants, components.facts.gpu_catalog).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pulumi_policy import PolicyPack

@@ -18,7 +18,7 @@ from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError
 
-from components.constants import (
+from components.facts.constants import (
     GPU_TAINT,
     GPU_TAINT_EFFECT_EKS,
     GPU_TAINT_KEY,
@@ -27,7 +27,7 @@ from components.constants import (
     INSTANCE_GPU_COUNT_LABEL,
     INSTANCE_GPU_MANUFACTURER_LABEL,
 )
-from components.gpu_catalog import GPU_FAMILIES
+from components.facts.gpu_catalog import GPU_FAMILIES
 from components.renderers.placeholders import placeholder_values, placeholders_in
 
 Props = Mapping[str, Any]

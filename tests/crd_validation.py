@@ -30,7 +30,7 @@ import jsonschema
 import yaml
 from cel.stdlib import add_stdlib_to_context
 
-from components.constants import KARPENTER_VERSION
+from components.facts.constants import KARPENTER_VERSION
 from tests.conftest import SHARED_DIR, require_present
 
 SHARED_SCHEMAS = SHARED_DIR / "schemas"

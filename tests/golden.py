@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from components.constants import gpu_node_labels
+from components.facts.constants import gpu_node_labels
 from components.renderers.gpu_bootstrap import render_gpu_user_data
 from components.settings import load_settings
 from offline.config_files import read_stack_config, stacks_in

@@ -1,4 +1,4 @@
-"""Pins the tests write by hand, not read from components.constants: changing a pin has to change a test too."""
+"""Pins the tests write by hand, not read from components.facts.constants: changing a pin has to change a test too."""
 
 from __future__ import annotations
 

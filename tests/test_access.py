@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from components.access import ClusterAccess, ClusterAccessArgs
-from components.constants import CLUSTER_ADMIN_POLICY_ARN, CLUSTER_VIEW_POLICY_ARN, NAMESPACE_EDIT_POLICY_ARN
+from components.facts.constants import CLUSTER_ADMIN_POLICY_ARN, CLUSTER_VIEW_POLICY_ARN, NAMESPACE_EDIT_POLICY_ARN
 from components.renderers.access_entries import access_matrix, matrix_lines, principal_slug
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config

@@ -12,7 +12,6 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.deployer_check import warn_unless_deployer
 from components.renderers.access_entries import (
     CREATOR_REASON,
     UNKNOWN_DEPLOYER,
@@ -20,6 +19,7 @@ from components.renderers.access_entries import (
     issuer_mismatch,
     principal_slug,
 )
+from components.resources.deployer_check import warn_unless_deployer
 from components.settings import ClusterSettings, SettingsError, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from components import gpu_catalog
+from components.facts import gpu_catalog
 from components.settings import StackSettings, capacity, load_settings
 from tests.conftest import PROJECT_DIR, STACKS
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.cron import MACROS, CronError, check_schedule
+from components.facts.cron import MACROS, CronError, check_schedule
 
 ACCEPTED = [
     "0 8 * * mon-fri", "*/15 * * * *", "0 0 1 jan,jul *", "30 22 * * SAT,sun", "0 9-17/2 * * 1-5",

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components import gpu_catalog, node_allocatable
-from components.constants import (
+from components.facts import gpu_catalog, node_allocatable
+from components.facts.constants import (
     CLOUDWATCH_AGENT_NAMESPACE,
     DCGM_EXPORTER_IMAGE,
     DCGM_EXPORTER_NAME,

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from yamllint import linter
 from yamllint.config import YamlLintConfig
 
-from components.constants import GPU_RESOURCE
+from components.facts.constants import GPU_RESOURCE
 from components.renderers.device_plugin_config import (
     MAX_RESOURCE_NAME_LENGTH,
     MPS_ROOT,

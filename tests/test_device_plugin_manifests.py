@@ -12,7 +12,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components.constants import (
+from components.facts.constants import (
     GPU_LABEL_KEY,
     GPU_TAINT,
     SYSTEM_NODE_LABEL_KEY,

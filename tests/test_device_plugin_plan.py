@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.constants import DCGM_EXPORTER_NAME, GPU_LABEL_KEY, GPU_RESOURCE, GPU_TAINT, TIMETABLE_NAMESPACE
+from components.facts.constants import DCGM_EXPORTER_NAME, GPU_LABEL_KEY, GPU_RESOURCE, GPU_TAINT, TIMETABLE_NAMESPACE
 from components.renderers import dcgm_exporter_manifests
 from components.renderers.device_plugin_config import parse_config
 from components.renderers.gpu_node_daemonset import CHECKSUM_ANNOTATION, PLUGIN_APP

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 import pytest
 import yaml
 
-from components.constants import (
+from components.facts.constants import (
     AL2023_AMI_KUBERNETES_PATCH,
     EKS_NODE_GROUP_LABEL_KEY,
     al2023_release_version,
@@ -72,7 +72,7 @@ def test_every_supported_kubernetes_version_has_its_release_patch() -> None:
     for minor, patch in AL2023_AMI_KUBERNETES_PATCH.items():
         assert re.fullmatch(re.escape(minor) + r"\.[0-9]+", patch)
     # The managed node group releaseVersion "<patch>-<date>" of release v20260724, written by hand from the
-    # awslabs/amazon-eks-ami release notes that components/constants.py cites.
+    # awslabs/amazon-eks-ami release notes that components/facts/constants.py cites.
     assert {minor: al2023_release_version(minor) for minor in SUPPORTED_KUBERNETES_VERSIONS} == {
         "1.34": "1.34.9-20260724",
         "1.35": "1.35.6-20260724",

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from components.constants import (
+from components.facts.constants import (
     GPU_ENABLED_NAMESPACE_LABEL,
     GPU_RESOURCE,
     GPU_TAINT,

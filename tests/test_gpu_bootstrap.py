@@ -23,7 +23,7 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from components.constants import AL2023_AMI_RELEASE, gpu_node_labels
+from components.facts.constants import AL2023_AMI_RELEASE, gpu_node_labels
 from components.renderers.gpu_bootstrap import (
     CRI_NAMESPACE,
     NODECONFIG_API_VERSION,

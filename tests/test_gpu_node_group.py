@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from components.constants import (
+from components.facts.constants import (
     GPU_TAINT_EFFECT_EKS,
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from components.gpu_catalog import vcpus
+from components.facts.gpu_catalog import vcpus
 from components.renderers.gpu_quota import QuotaNeed, quota_needs
 from components.settings import StackSettings, load_settings
 from offline.plan import Plan

@@ -17,8 +17,8 @@ import jsonschema
 import pytest
 import yaml
 
-from components import gpu_catalog, quantity
-from components.constants import (
+from components.facts import gpu_catalog, quantity
+from components.facts.constants import (
     DO_NOT_DISRUPT_ANNOTATION,
     EFS_CSI_ADDON,
     EFS_CSI_CONTROLLER_SERVICE_ACCOUNT,

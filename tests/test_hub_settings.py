@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from components import config_rules
+from components.facts import config_rules
 from components.settings import SettingsError, load_settings
 from offline.config_files import read_stack_config
 from tests.conftest import PROJECT_DIR

@@ -1,5 +1,5 @@
 """One table of instance facts: GPUs, vCPUs, memory and ENI pod limits per instance type live in
-`components/gpu_catalog.py` only; everything else reads them from there.
+`components/facts/gpu_catalog.py` only; everything else reads them from there.
 
 A second table (a dict literal keyed by an instance type, a GPU family or an instance size, anywhere in the
 program outside the catalog) is how two copies of a fact start to disagree, so it fails here.
@@ -10,10 +10,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from components import gpu_catalog
+from components.facts import gpu_catalog
 from tests.conftest import PROJECT_DIR
 
-CATALOG = PROJECT_DIR / "components" / "gpu_catalog.py"
+CATALOG = PROJECT_DIR / "components" / "facts" / "gpu_catalog.py"
 PROGRAM = ("components", "offline", "policy", "__main__.py", "synth.py", "preflight.py")
 INSTANCE_NAMES = frozenset(
     {
@@ -56,7 +56,7 @@ def test_no_table_of_instance_facts_outside_the_catalog() -> None:
         if path != CATALOG
         for line, names in instance_fact_tables(path.read_text(encoding="utf-8"))
     }
-    assert found == {}, "instance facts belong in components/gpu_catalog.py (read them from there)"
+    assert found == {}, "instance facts belong in components/facts/gpu_catalog.py (read them from there)"
 
 
 def test_the_scan_reads_the_program_and_finds_the_catalog_tables() -> None:

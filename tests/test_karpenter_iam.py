@@ -15,7 +15,7 @@ import parliament
 import pytest
 from parliament.cli import is_finding_filtered
 
-from components.constants import KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT
+from components.facts.constants import KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT
 from components.renderers import karpenter_iam, karpenter_interruption
 from components.settings import CLUSTER_NAME_MAX
 from tests.karpenter_iam_reference import (

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from components import gpu_catalog
-from components.constants import (
+from components.facts import gpu_catalog
+from components.facts.constants import (
     GPU_RESOURCE,
     GPU_TAINT,
     KARPENTER_DISCOVERY_TAG,

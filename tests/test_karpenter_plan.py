@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from components import gpu_catalog
-from components.constants import (
+from components.facts import gpu_catalog
+from components.facts.constants import (
     GPU_LABEL_KEY,
     GPU_RESOURCE,
     GPU_TAINT,

@@ -10,8 +10,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from components import cron, timetable
-from components.constants import (
+from components.facts import cron, timetable
+from components.facts.constants import (
     DO_NOT_DISRUPT_ANNOTATION,
     GPU_TAINT,
     NODEPOOL_LABEL,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from components.constants import DEMO_POD_REQUESTS, GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE
+from components.facts.constants import DEMO_POD_REQUESTS, GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE
 from components.renderers.access_entries import principal_slug
 from components.renderers.demo_manifests import demo_deployment
 from components.renderers.gpu_capacity import lab_slot_warning, max_schedulable_slots

@@ -13,8 +13,7 @@ from typing import Any
 import pulumi
 import pytest
 
-from components import node_repair
-from components.constants import (
+from components.facts.constants import (
     CLOUDWATCH_AGENT_NAMESPACE,
     CLOUDWATCH_OBSERVABILITY_ADDON,
     CLOUDWATCH_OBSERVABILITY_ADDON_VERSION,
@@ -25,6 +24,7 @@ from components.constants import (
 from components.renderers import container_insights_metrics as metrics
 from components.renderers import gpu_alarms, gpu_dashboard, karpenter_manifests
 from components.renderers import observability_config as config
+from components.resources import node_repair
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
@@ -596,4 +596,4 @@ def test_cloudwatch_namespace_is_spelled_once_in_the_product() -> None:
         for path in sorted((PROJECT_DIR / directory).rglob("*.py"))
         for _ in re.finditer(r"[\"']amazon-cloudwatch[\"']", path.read_text())
     ]
-    assert spelled == ["components/constants.py"]
+    assert spelled == ["components/facts/constants.py"]

@@ -18,7 +18,7 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.proxy import UNKNOWN_OBJECT_VALUE
 
-from components.constants import GPU_TAINT, GPU_TAINT_EFFECT_EKS, GPU_TAINT_KEY
+from components.facts.constants import GPU_TAINT, GPU_TAINT_EFFECT_EKS, GPU_TAINT_KEY
 from offline.plan import Plan
 from policy import rules
 from policy.pack import PACK_NAME, policies

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import preflight
-from components.constants import CLOUDWATCH_OBSERVABILITY_ADDON, CLOUDWATCH_OBSERVABILITY_ADDON_VERSION
+from components.facts.constants import CLOUDWATCH_OBSERVABILITY_ADDON, CLOUDWATCH_OBSERVABILITY_ADDON_VERSION
 from components.renderers.gpu_quota import quota_needs
 from components.settings import load_settings
 from offline.config_files import read_stack_config
@@ -120,7 +120,7 @@ def test_addon_version_absent_names_the_versions_that_exist(fake_aws: Any, capsy
     code, out = _run("addons", capsys)
     assert code == 1
     assert "addons: FAILED" in out and CLOUDWATCH_OBSERVABILITY_ADDON_VERSION in out
-    assert "v6.3.0-eksbuild.1, v6.6.0-eksbuild.1" in out and "components/constants.py" in out
+    assert "v6.3.0-eksbuild.1, v6.6.0-eksbuild.1" in out and "components/facts/constants.py" in out
 
 
 def test_quota_above_what_the_stack_uses(fake_aws: Any, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.constants import KARPENTER_DISCOVERY_TAG, SYSTEM_NODE_LABEL_KEY, SYSTEM_NODE_LABEL_VALUE
+from components.facts.constants import KARPENTER_DISCOVERY_TAG, SYSTEM_NODE_LABEL_KEY, SYSTEM_NODE_LABEL_VALUE
 from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.mocks import RecordingMonitor, Registration

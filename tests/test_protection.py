@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from components import gpu_catalog
+from components.facts import gpu_catalog
 from components.settings import NodePoolSettings, StackSettings, load_settings
 from offline.plan import Plan
 from tests.conftest import STACKS

@@ -1,4 +1,4 @@
-"""Kubernetes quantities (components/quantity.py): apimachinery's grammar, values in base units."""
+"""Kubernetes quantities (components/facts/quantity.py): apimachinery's grammar, values in base units."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from components import quantity
+from components.facts import quantity
 
 
 @pytest.mark.parametrize(

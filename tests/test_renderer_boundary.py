@@ -5,14 +5,16 @@ provider SDK, directly or through the project modules it imports (settings, cons
 
 And no import runs back up a layer. The layers, bottom to top:
 
-1. facts: `components/{constants,gpu_catalog,cron,quantity,node_allocatable,timetable,config_rules}.py`
-   (and the `components` package itself);
+1. facts: `components/facts/*` (and the `components` package itself);
 2. settings: `components.settings`, a module or a package (`components/settings/__init__.py` + submodules);
 3. renderers: `components/renderers/*`;
-4. component resources: every other module in `components/` (ComponentResources and resource helpers);
-5. composition: `__main__.py`;
-6. the tools around the program (`offline/`, `policy/`, `bench/`, `synth.py`, `tests/`, ...), which nothing in
+4. resource helpers: `components/resources/*` (single resources or small groups, no ComponentResource);
+5. component resources: the modules directly in `components/`, one ComponentResource each;
+6. composition: `__main__.py`;
+7. the tools around the program (`offline/`, `policy/`, `bench/`, `synth.py`, `tests/`, ...), which nothing in
    the program imports.
+
+So the path alone says what a module is (`test_the_path_says_what_a_module_is`).
 
 A module may import its own layer and the layers below it. Imports are read from the source (relative ones
 resolved, those under `if TYPE_CHECKING:` and inside functions included): a dependency is a dependency.
@@ -130,9 +132,7 @@ def test_every_component_module_outside_renderers_creates_resources_or_is_a_fact
     pure_outside = sorted(
         name for name, files in _modules_outside_renderers().items() if not any(pulumi_imports(p) for p in files)
     )
-    assert pure_outside == [
-        "config_rules", "constants", "cron", "gpu_catalog", "node_allocatable", "quantity", "settings", "timetable",
-    ]  # fmt: skip
+    assert pure_outside == ["facts", "settings"]
 
 
 def test_there_are_renderers_to_check() -> None:
@@ -141,18 +141,19 @@ def test_there_are_renderers_to_check() -> None:
 
 # --- layers: no import runs back up ------------------------------------------------------------------------------
 
-LAYERS = ("facts", "settings", "renderers", "component resources", "composition", "tools")
-FACTS = ("constants", "gpu_catalog", "cron", "quantity", "node_allocatable", "timetable", "config_rules")
+LAYERS = ("facts", "settings", "renderers", "resource helpers", "component resources", "composition", "tools")
 
 
 def layer_of(module: str) -> int | None:
     """The layer (index into LAYERS) of a project module by dotted name; None for stdlib and third-party ones."""
     parts = module.split(".")
     if parts[0] == "components":
-        if len(parts) == 1 or parts[1] in FACTS:
+        if len(parts) == 1 or parts[1] == "facts":
             return LAYERS.index("facts")
         if parts[1] in ("settings", "renderers"):
             return LAYERS.index(parts[1])
+        if parts[1] == "resources":
+            return LAYERS.index("resource helpers")
         return LAYERS.index("component resources")
     if module == "__main__":
         return LAYERS.index("composition")
@@ -192,7 +193,7 @@ def test_settings_is_one_layer_as_a_module_or_a_package() -> None:
     settings = LAYERS.index("settings")
     assert layer_of("components.settings") == layer_of("components.settings.sections") == settings
     assert layer_of("components.renderers.hub_values") == LAYERS.index("renderers")
-    assert layer_of("components.gpu_catalog") == layer_of("components") == LAYERS.index("facts")
+    assert layer_of("components.facts.gpu_catalog") == layer_of("components") == LAYERS.index("facts")
 
 
 def test_the_check_sees_an_import_that_runs_back_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -201,12 +202,15 @@ def test_the_check_sees_an_import_that_runs_back_up(tmp_path: Path, monkeypatch:
     root = tmp_path / "project"
     (root / "components" / "settings").mkdir(parents=True)
     (root / "components" / "renderers").mkdir()
+    (root / "components" / "facts").mkdir()
+    (root / "components" / "resources").mkdir()
     (root / "offline").mkdir()
     files = {
         "components/__init__.py": "",
-        "components/constants.py": "from components.settings import StackSettings\n",
+        "components/facts/constants.py": "from components.settings import StackSettings\n",
         "components/settings/__init__.py": "from .sections import StackSettings\n",
-        "components/settings/sections.py": "from ..renderers import demo\nfrom components import constants\n",
+        "components/settings/sections.py": "from ..renderers import demo\nfrom components.facts import constants\n",
+        "components/resources/node_role.py": "import pulumi\nfrom components.renderers import demo\nimport components.cluster\n",
         "components/renderers/__init__.py": "",
         "components/renderers/demo.py": "from components.settings import StackSettings\nimport components.cluster\n",
         "components/cluster.py": "import pulumi\nfrom components.renderers import demo\nfrom offline import plan\n",
@@ -220,11 +224,16 @@ def test_the_check_sees_an_import_that_runs_back_up(tmp_path: Path, monkeypatch:
     found = {name: upward_imports(root / name) for name in files if not name.startswith("offline/")}
     assert found == {
         "components/__init__.py": [],
-        "components/constants.py": ["components/constants.py (facts) imports components.settings (settings)"],
+        "components/facts/constants.py": [
+            "components/facts/constants.py (facts) imports components.settings (settings)"
+        ],
         "components/settings/__init__.py": [],
         "components/settings/sections.py": [
             "components/settings/sections.py (settings) imports components.renderers (renderers)",
             "components/settings/sections.py (settings) imports components.renderers.demo (renderers)",
+        ],
+        "components/resources/node_role.py": [
+            "components/resources/node_role.py (resource helpers) imports components.cluster (component resources)"
         ],
         "components/renderers/__init__.py": [],
         "components/renderers/demo.py": [
@@ -236,3 +245,25 @@ def test_the_check_sees_an_import_that_runs_back_up(tmp_path: Path, monkeypatch:
         ],
         "__main__.py": [],
     }
+
+
+def _component_classes(path: Path) -> list[str]:
+    """Classes in `path` that subclass a ComponentResource (`pulumi.ComponentResource` or `ComponentResource`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        and any(ast.unparse(base).endswith("ComponentResource") for base in node.bases)
+    ]
+
+
+def test_the_path_says_what_a_module_is() -> None:
+    """`components/*.py`: one ComponentResource each; `components/resources/`: resources without one; facts,
+    settings and renderers: pure (tested above)."""
+    components = PROJECT_DIR / "components"
+    direct = sorted(p for p in components.glob("*.py") if p.stem != "__init__")
+    assert direct and {p.name: len(_component_classes(p)) for p in direct} == {p.name: 1 for p in direct}
+    helpers = sorted(p for p in (components / "resources").glob("*.py") if p.stem != "__init__")
+    assert helpers and all(_component_classes(p) == [] for p in helpers)
+    assert all(pulumi_imports(p) for p in helpers), "resource helpers create resources (or read Pulumi config)"

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from components import gpu_catalog, node_allocatable
-from components.constants import (
+from components.facts import gpu_catalog, node_allocatable
+from components.facts.constants import (
     GPU_RESOURCE,
     GPU_TAINT,
     SYSTEM_NODE_LABEL_KEY,

@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from components.constants import CLUSTER_ADMIN_POLICY_ARN, CLUSTER_VIEW_POLICY_ARN, NAMESPACE_EDIT_POLICY_ARN
+from components.facts.constants import CLUSTER_ADMIN_POLICY_ARN, CLUSTER_VIEW_POLICY_ARN, NAMESPACE_EDIT_POLICY_ARN
 from components.settings import StackSettings
 
 # A DNS label (RFC 1123): the key also ends up in resource names, so it must be safe there.

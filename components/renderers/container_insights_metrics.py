@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from components.constants import CONTAINER_INSIGHTS_NAMESPACE
+from components.facts.constants import CONTAINER_INSIGHTS_NAMESPACE
 
 # The agent publishes one EMF event per node (and pod) per collection interval; the alarms count
 # those events, so the interval is pinned here instead of hanging on the agent's default.

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from components.constants import (
+from components.facts.constants import (
     CLOUDWATCH_OBSERVABILITY_ADDON,
     GPU_TAINT,
     NODE_MONITORING_AGENT_ADDON,

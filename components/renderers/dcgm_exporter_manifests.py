@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from components.constants import (
+from components.facts.constants import (
     CLOUDWATCH_AGENT_NAMESPACE,
     DCGM_EXPORTER_IMAGE,
     DCGM_EXPORTER_NAME,
@@ -41,7 +41,7 @@ from components.constants import (
     GPU_TOLERATION,
     PROJECT,
 )
-from components.node_allocatable import DCGM_EXPORTER
+from components.facts.node_allocatable import DCGM_EXPORTER
 from components.renderers.manifest_helpers import (
     GPU_CONTAINER_READ_ONLY_ROOT,
     NVIDIA_RUNTIME_ENV,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from components.constants import (
+from components.facts.constants import (
     DEMO_POD_REQUESTS,
     DO_NOT_DISRUPT_ANNOTATION,
     EKS_NODE_GROUP_LABEL_KEY,

@@ -34,7 +34,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, model_validator
 from pydantic.alias_generators import to_camel
 
-from components.constants import GPU_RESOURCE
+from components.facts.constants import GPU_RESOURCE
 from components.settings import MPS_MAX_REPLICAS, GpuSharingSettings
 
 CONFIG_VERSION: Final = "v1"

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from components.constants import DEVICE_PLUGIN_IMAGE
+from components.facts.constants import DEVICE_PLUGIN_IMAGE
 from components.renderers.device_plugin_config import PluginConfig, plugin_config_for, render_config
 from components.renderers.device_plugin_mps import MPS_MOUNTS, mps_control_daemon_set, mps_root, mps_volumes
 from components.renderers.gpu_node_daemonset import (

@@ -7,7 +7,7 @@ NVIDIA/k8s-device-plugin#982). Pure: plain dicts out.
 
 from __future__ import annotations
 
-from components.constants import DEVICE_PLUGIN_IMAGE
+from components.facts.constants import DEVICE_PLUGIN_IMAGE
 from components.renderers.device_plugin_config import PluginConfig
 from components.renderers.gpu_node_daemonset import (
     CONFIG_FILE,

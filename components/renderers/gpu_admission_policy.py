@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.constants import (
+from components.facts.constants import (
     GPU_ENABLED_NAMESPACE_LABEL,
     GPU_RESOURCE,
     GPU_TAINT_EFFECT,

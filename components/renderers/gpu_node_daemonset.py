@@ -10,7 +10,7 @@ Pure: plain dicts (camelCase, full objects) out.
 
 from __future__ import annotations
 
-from components.constants import (
+from components.facts.constants import (
     DEVICE_PLUGIN_IMAGE,
     GPU_LABEL_KEY,
     GPU_LABEL_VALUE,
@@ -19,7 +19,7 @@ from components.constants import (
     SHARING_PROFILE_LABEL_KEY,
     SYSTEM_NAMESPACE,
 )
-from components.node_allocatable import DEVICE_PLUGIN_DAEMON
+from components.facts.node_allocatable import DEVICE_PLUGIN_DAEMON
 from components.renderers.manifest_helpers import Manifest, config_checksum, plain_manifest
 
 # Node-critical daemons live with the other system components.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components import gpu_catalog
+from components.facts import gpu_catalog
 from components.settings import StackSettings, capacity  # vCPUs per pool: the one capacity model
 
 # (capacity type, instance family class) -> (quota code, quota name) in Service Quotas.

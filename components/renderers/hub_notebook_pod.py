@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from components.constants import (
+from components.facts.constants import (
     DO_NOT_DISRUPT_ANNOTATION,
     GPU_RESOURCE,
     JUPYTERHUB_CHART,

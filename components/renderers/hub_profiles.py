@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from components import gpu_catalog
-from components.constants import (
+from components.facts import gpu_catalog
+from components.facts.constants import (
     GPU_RESOURCE,
     GPU_TOLERATION,
     NODEPOOL_LABEL,

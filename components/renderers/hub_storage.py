@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from components.constants import EFS_CSI_PROVISIONER, PROJECT
+from components.facts.constants import EFS_CSI_PROVISIONER, PROJECT
 from components.renderers.hub_values import NOTEBOOK_FS_GID, NOTEBOOK_UID
 from components.settings import LabSettings, StackSettings
 

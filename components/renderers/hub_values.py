@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from components.constants import DO_NOT_DISRUPT_ANNOTATION, SYSTEM_NODE_LABEL_KEY, SYSTEM_NODE_LABEL_VALUE
+from components.facts.constants import DO_NOT_DISRUPT_ANNOTATION, SYSTEM_NODE_LABEL_KEY, SYSTEM_NODE_LABEL_VALUE
 from components.renderers.hub_access import authenticator_config, proxy_service
 from components.renderers.hub_profiles import cpu_cores, cpu_profile, memory_quantity, profile_list
 from components.renderers.manifest_helpers import checkov_skip_annotations

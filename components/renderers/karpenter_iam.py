@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from components.constants import IAM_POLICY_VERSION, KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT
+from components.facts.constants import IAM_POLICY_VERSION, KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT
 from components.renderers.pod_identity import pod_identity_trust_policy
 
 PolicyDocument = dict[str, Any]

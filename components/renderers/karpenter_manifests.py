@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from components import gpu_catalog
-from components.constants import (
+from components.facts import gpu_catalog
+from components.facts.constants import (
     AL2023_AMI_RELEASE,
     ARCH_LABEL,
     CAPACITY_TYPE_LABEL,

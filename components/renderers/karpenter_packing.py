@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from components import gpu_catalog
+from components.facts import gpu_catalog
 from components.renderers.demo_manifests import DEMO_GPUS_PER_POD
 from components.settings import NodePoolSettings, StackSettings, capacity
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.constants import GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE, NAMESPACE_EDIT_POLICY_ARN, PROJECT
+from components.facts.constants import GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE, NAMESPACE_EDIT_POLICY_ARN, PROJECT
 from components.settings import LabSettings
 
 Manifest = dict[str, Any]

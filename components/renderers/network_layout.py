@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from components.constants import KARPENTER_DISCOVERY_TAG
+from components.facts.constants import KARPENTER_DISCOVERY_TAG
 from components.settings import NetworkSettings
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from components.constants import (
+from components.facts.constants import (
     CLOUDWATCH_AGENT_NAMESPACE,
     CLOUDWATCH_AGENT_SERVICE_ACCOUNT,
     GPU_TOLERATION,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.constants import IAM_POLICY_VERSION
+from components.facts.constants import IAM_POLICY_VERSION
 
 
 def pod_identity_trust_policy(cluster_name: str, namespace: str, service_account: str) -> dict[str, Any]:

@@ -14,8 +14,8 @@ import hashlib
 import json
 from typing import Any, Final
 
-from components import timetable
-from components.constants import (
+from components.facts import timetable
+from components.facts.constants import (
     KUBECTL_IMAGE,
     NODEPOOL_LABEL,
     OS_LABEL,

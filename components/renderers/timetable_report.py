@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components import timetable
+from components.facts import timetable
 from components.settings import NodePoolSettings, StackSettings
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from components.constants import (
+from components.facts.constants import (
     GPU_RESOURCE,
     GPU_TOLERATION,
     KARPENTER_NAMESPACE,

@@ -1,9 +1,9 @@
 """One capacity model: what each GPU pool holds, worked out once per pool from the one catalog.
 
 Per pool (a Karpenter NodePool, or the managed GPU group) and per instance type it may launch: physical GPUs
-and vCPUs (`components/gpu_catalog.py`), shared `nvidia.com/gpu` slots per node (GPUs x sharing replicas:
+and vCPUs (`components/facts/gpu_catalog.py`), shared `nvidia.com/gpu` slots per node (GPUs x sharing replicas:
 `slots` is the one place that product is taken), what one node offers pods once the DaemonSets that run there
-are placed (`components/node_allocatable.py`), how many nodes hold a number of slots and whether they stay within
+are placed (`components/facts/node_allocatable.py`), how many nodes hold a number of slots and whether they stay within
 the pool's limits, the default warm slot shape, and the vCPUs the pool can count against EC2 quotas.
 
 The settings rules (warm headroom, timetables, hubs), the NodeOverlays, the device plugin's slots, the warm
@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from components import gpu_catalog, node_allocatable
+from components.facts import gpu_catalog, node_allocatable
 from components.settings.gpu import GpuSharingSettings
 from components.settings.karpenter import TYPICAL_WARM_SLOT, NodePoolSettings, WarmSlotShape
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from components import config_rules
-from components.constants import PROJECT
+from components.facts import config_rules
+from components.facts.constants import PROJECT
 from components.settings.hub import HUB_AUTH_TYPES
 
 REGION_KEY = "aws:region"

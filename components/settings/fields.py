@@ -13,8 +13,8 @@ from typing import Annotated, Any, Self
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from components import cron, gpu_catalog
-from components.constants import KARPENTER_CONTROLLER_ROLE_SUFFIX
+from components.facts import cron, gpu_catalog
+from components.facts.constants import KARPENTER_CONTROLLER_ROLE_SUFFIX
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.34", "1.35", "1.36")
 SUPPORTED_REGIONS = (
@@ -62,7 +62,7 @@ def _pinned_image(value: str) -> str:
 
 
 def _gpu_instance_type(value: str) -> str:
-    """A known NVIDIA GPU instance type (components/gpu_catalog.py; see "GPU instance types")."""
+    """A known NVIDIA GPU instance type (components/facts/gpu_catalog.py; see "GPU instance types")."""
     if value not in gpu_catalog.GPU_INSTANCE_TYPES:
         raise ValueError(
             f"'{value}' is not a known NVIDIA GPU instance type; allowed: {', '.join(gpu_catalog.GPU_INSTANCE_TYPES)}"
@@ -71,7 +71,7 @@ def _gpu_instance_type(value: str) -> str:
 
 
 def _gpu_family(value: str) -> str:
-    """A known NVIDIA GPU family (components/gpu_catalog.py; see "GPU instance types")."""
+    """A known NVIDIA GPU family (components/facts/gpu_catalog.py; see "GPU instance types")."""
     if value not in gpu_catalog.GPU_FAMILIES:
         raise ValueError(f"'{value}' is not a known NVIDIA GPU family; allowed: {', '.join(gpu_catalog.GPU_FAMILIES)}")
     return value

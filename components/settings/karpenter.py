@@ -6,7 +6,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
-from components import cron, gpu_catalog
+from components.facts import cron, gpu_catalog
 from components.settings.fields import (
     BudgetDuration,
     BudgetNodes,
@@ -27,7 +27,7 @@ class DisruptionBudget(SettingsModel):
     """Nodes Karpenter may disrupt at once (quote a count: "1")."""
     reasons: list[Literal["Underutilized", "Empty", "Drifted"]] | None = None
     """Disruption reasons the budget applies to; unset: all."""
-    # Parsed as cron in UTC, as Karpenter does at runtime (components/cron.py).
+    # Parsed as cron in UTC, as Karpenter does at runtime (components/facts/cron.py).
     schedule: CronSchedule | None = None
     """When each window starts, in UTC; requires duration; unset: always active. Prod's `0 15 * * mon-fri`
     with `11h` covers 08:00-18:00 US Pacific in both PST and PDT."""

@@ -7,8 +7,8 @@ from typing import Annotated, Self
 
 from pydantic import AfterValidator, Field, model_validator
 
-from components import quantity, timetable
-from components.constants import PLATFORM_SYSTEM_NAMESPACES, TIMETABLE_NAMESPACE
+from components.facts import quantity, timetable
+from components.facts.constants import PLATFORM_SYSTEM_NAMESPACES, TIMETABLE_NAMESPACE
 from components.settings.fields import DnsLabel, PinnedImage, PrincipalArn, SettingsModel
 from components.settings.hub import HubSettings
 
@@ -45,7 +45,7 @@ class DemoSettings(SettingsModel):
 
 
 def _quantity(value: str) -> str:
-    """A Kubernetes quantity (components/quantity.py: decimal and binary suffixes, e.g. `16`, `500m`, `64Gi`, `64G`)."""
+    """A Kubernetes quantity (components/facts/quantity.py: decimal and binary suffixes, e.g. `16`, `500m`, `64Gi`, `64G`)."""
     quantity.parse(value)  # ValueError naming the grammar (decimal suffixes like 64G included)
     return value
 

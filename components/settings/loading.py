@@ -9,7 +9,7 @@ from typing import Annotated, Any, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
-from components import config_rules
+from components.facts import config_rules
 from components.settings.errors import NAMESPACE, REGION_KEY, SettingsError, key_path, problems_from
 from components.settings.hub import HUB_SECRET_FIELDS, REDACTED_SECRET
 from components.settings.stack import StackSettings

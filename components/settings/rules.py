@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from components import gpu_catalog, node_allocatable, quantity
-from components.constants import DEMO_POD_REQUESTS
+from components.facts import gpu_catalog, node_allocatable, quantity
+from components.facts.constants import DEMO_POD_REQUESTS
 from components.settings import rules_hub, rules_pools
 from components.settings.labs import LabSettings
 

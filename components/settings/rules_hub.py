@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from components import quantity, timetable
+from components.facts import quantity, timetable
 from components.settings.gpu import PRE_PULL_MAX
 from components.settings.hub import HubSettings
 from components.settings.labs import LabSettings

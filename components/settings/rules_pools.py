@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from components import timetable
+from components.facts import timetable
 from components.settings.karpenter import WARM_SLOT_FLOOR, NodePoolSettings
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import Annotated, Self
 
 from pydantic import Field, model_validator
 
-from components import node_allocatable, timetable
+from components.facts import node_allocatable, timetable
 from components.settings import capacity, rules
 from components.settings.cluster import ClusterSettings, NetworkSettings, SystemNodeGroupSettings
 from components.settings.fields import ClusterName, KubernetesVersion, Region, SettingsModel, TagKey, TagValue
@@ -77,7 +77,7 @@ class StackSettings(SettingsModel):
         """Shared `nvidia.com/gpu` slots one node of this type offers in this pool (GPUs x replicas)."""
         return self.capacity_of(pool).node(instance_type).slots
 
-    # --- the lab timetable (components/timetable.py, docs/timetable.md) ---
+    # --- the lab timetable (components/facts/timetable.py, docs/timetable.md) ---
 
     def session_pool(self, session: LabSession) -> NodePoolSettings | None:
         """The Karpenter pool a session warms: its nodePool, else the stack's only pool (None: unresolved)."""

@@ -13,9 +13,9 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from components import gpu_catalog
-from components.constants import DCGM_EXPORTER_NAME
-from components.constants import NODE_MONITORING_DCGM_SERVER as DCGM_SERVER_NAME
+from components.facts import gpu_catalog
+from components.facts.constants import DCGM_EXPORTER_NAME
+from components.facts.constants import NODE_MONITORING_DCGM_SERVER as DCGM_SERVER_NAME
 
 VM_MEMORY_OVERHEAD_PERCENT: Final = 0.075
 EVICTION_HARD_MEMORY_MIB: Final = 100

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.constants import IAM_POLICY_VERSION, NODE_ROLE_MANAGED_POLICIES
+from components.facts.constants import IAM_POLICY_VERSION, NODE_ROLE_MANAGED_POLICIES
 
 EC2_TRUST_POLICY = json.dumps(
     {

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from functools import cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from components import cron
+from components.facts import cron
 
 DAY = 24 * 60
 WEEK = 7 * DAY

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from components.constants import PROJECT
+from components.facts.constants import PROJECT
 
 # Config namespaces a stack may use besides the project's own: the providers this program
 # creates (aws, kubernetes) and Pulumi's own keys (pulumi:tags, pulumi:template, ...).

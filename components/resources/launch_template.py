@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_aws as aws
 
-from components.constants import (
+from components.facts.constants import (
     IMDS_HOP_LIMIT,
     IMDS_HTTP_ENDPOINT,
     IMDS_HTTP_PROTOCOL_IPV6,

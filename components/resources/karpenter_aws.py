@@ -14,14 +14,14 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.constants import (
+from components.facts.constants import (
     KARPENTER_CONTROLLER_ROLE_SUFFIX,
     KARPENTER_NAMESPACE,
     KARPENTER_SERVICE_ACCOUNT,
     KARPENTER_VERSION,
 )
-from components.node_role import create_node_role
 from components.renderers import karpenter_iam, karpenter_interruption
+from components.resources.node_role import create_node_role
 from components.settings import StackSettings
 
 
