@@ -24,8 +24,6 @@ def test_returning_an_output_fails_the_suite(tmp_path: Path) -> None:
             "-m",
             "pytest",
             "-q",
-            "-n",
-            "0",
             "-c",
             str(PROJECT_DIR / "pyproject.toml"),
             "--rootdir",
