@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import gc
+import importlib.util
 import inspect
+import io
 import json
 import os
 import re
 import subprocess
 import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pulumi
 import pytest
@@ -20,6 +27,29 @@ from offline.plan import Plan
 from offline.project_copy import copy_program
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
+
+
+def _defer_the_iri_grammar() -> None:
+    """jsonschema imports `rfc3987_syntax` for its `iri` format when installed (jupyterhub's jupyter-events pulls it
+    in), and that module compiles a Lark grammar at import: ~2 s for every interpreter that imports jsonschema.
+    A stand-in whose `is_valid_syntax` imports the real one on its first call keeps the check and defers its cost
+    to a schema that uses `iri` (none of the shared schemas does)."""
+    spec = importlib.util.find_spec("rfc3987_syntax")
+    if spec is None or "rfc3987_syntax" in sys.modules or "jsonschema" in sys.modules:
+        return
+    stand_in = types.ModuleType("rfc3987_syntax")
+    stand_in.__path__ = list(spec.submodule_search_locations or [])
+
+    def is_valid_syntax(term: str, value: str) -> bool:
+        from rfc3987_syntax.syntax_helpers import is_valid_syntax as real
+
+        return bool(real(term, value))
+
+    stand_in.is_valid_syntax = is_valid_syntax  # type: ignore[attr-defined]
+    sys.modules["rfc3987_syntax"] = stand_in
+
+
+_defer_the_iri_grammar()
 SHARED_DIR = PROJECT_DIR.parent / "shared"
 STACKS = stacks_in(PROJECT_DIR)
 
@@ -51,10 +81,25 @@ def run_synth(stack: str, out_dir: Path, project: Path = PROJECT_DIR) -> subproc
     )
 
 
+def synth_in_process(stack: str, out_dir: Path, project: Path = PROJECT_DIR) -> tuple[int, str, str]:
+    """`synth.main` in this interpreter (the code path of `python synth.py`): exit code, stdout, stderr.
+
+    Costs the program's run, not a fresh interpreter's imports (~0.8 s against ~5 s). Only the stack files of
+    `project` count: the program's modules are the ones this interpreter imported from the tree.
+    `test_synth.py` proves its bytes equal the real command's.
+    """
+    import synth
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = synth.main(["--stack", stack, "--out", str(out_dir)], project_dir=project)
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
 def synthesize(stack: str, out_dir: Path, project: Path = PROJECT_DIR) -> Plan:
-    """Run the offline synth (the README's command), require success, and load its plan."""
-    result = run_synth(stack, out_dir, project)
-    assert result.returncode == 0, f"synth --stack {stack} failed:\n{result.stdout}\n{result.stderr}"
+    """Run the offline synth in process (`synth_in_process`), require success, and load its plan."""
+    code, stdout, stderr = synth_in_process(stack, out_dir, project)
+    assert code == 0, f"synth --stack {stack} failed:\n{stdout}\n{stderr}"
     return Plan.load(out_dir)
 
 
@@ -63,9 +108,24 @@ def without_hubs(labs_json: str) -> str:
     return json.dumps([{key: value for key, value in lab.items() if key != "hub"} for lab in json.loads(labs_json)])
 
 
+class SynthRun(NamedTuple):
+    out: Path
+    stdout: str
+    stderr: str
+
+
 @pytest.fixture(scope="session")
-def staging_plan(tmp_path_factory: pytest.TempPathFactory) -> Plan:
-    return synthesize("staging", tmp_path_factory.mktemp("staging"))
+def staging_synth(tmp_path_factory: pytest.TempPathFactory) -> SynthRun:
+    """The session's one synth of staging: where it wrote its plan, and what it printed (the summary)."""
+    out = tmp_path_factory.mktemp("staging")
+    code, stdout, stderr = synth_in_process("staging", out)
+    assert code == 0, f"synth --stack staging failed:\n{stdout}\n{stderr}"
+    return SynthRun(out, stdout, stderr)
+
+
+@pytest.fixture(scope="session")
+def staging_plan(staging_synth: SynthRun) -> Plan:
+    return Plan.load(staging_synth.out)
 
 
 @pytest.fixture(scope="session")
@@ -126,10 +186,11 @@ def managed_group_plan(managed_group_project: Path) -> Plan:
 
 
 # --- the fast path: `make test-fast` runs `pytest -m "not slow"` ----------------------------------------------
-# A test is slow when it needs a synthesized plan or a scratch copy of the program (each costs a synth in a
-# fresh interpreter), or when it starts a subprocess itself (a linter, bash, a synth, the policy server).
+# A test is slow when it needs a synthesized plan (its own synth, or a fixture's, however deep) or a scratch copy
+# of the program, or when it starts a subprocess itself (a linter, bash, a synth, the policy server).
 SLOW_FIXTURES = frozenset(
     {
+        "staging_synth",
         "staging_plan",
         "prod_plan",
         "plans",
@@ -142,24 +203,42 @@ SLOW_FIXTURES = frozenset(
         "analyzer",
     }
 )
-SUBPROCESS_CALL = re.compile(r"\b(subprocess\.|run_synth\(|synthesize\(|_policy_check\(|run_prepull\()")
+SLOW_CALL = re.compile(r"\b(subprocess\.|run_synth\(|synthesize\(|_policy_check\(|run_prepull\(|getfixturevalue\()")
 
 
-def _starts_a_subprocess(item: pytest.Item) -> bool:
-    function = getattr(item, "function", None)
+@functools.cache
+def _makes_slow_calls(function: object) -> bool:
     try:
-        source = inspect.getsource(function) if function is not None else ""
+        source = inspect.getsource(function)  # type: ignore[arg-type]
     except (OSError, TypeError):
         return False
-    return bool(SUBPROCESS_CALL.search(source))
+    return bool(SLOW_CALL.search(source))
+
+
+def _is_slow(item: pytest.Item) -> bool:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if fixtures & SLOW_FIXTURES:
+        return True
+    functions = [getattr(item, "function", None)]
+    info = getattr(item, "_fixtureinfo", None)
+    for name in fixtures:
+        functions += [definition.func for definition in (info.name2fixturedefs.get(name, ()) if info else ())]
+    return any(_makes_slow_calls(function) for function in functions if function is not None)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark `slow` every test that uses a slow fixture (directly or through another) or runs a subprocess."""
     for item in items:
-        fixtures = set(getattr(item, "fixturenames", ()))
-        if fixtures & SLOW_FIXTURES or _starts_a_subprocess(item):
+        if _is_slow(item):
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Collection imported the SDKs (hundreds of thousands of long-lived objects): move them out of the collector's
+    reach, so the full collections the Pulumi runtime's many tasks trigger stop walking them (a synth runs ~1.8x
+    faster). Nothing collected later is affected."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture

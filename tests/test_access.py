@@ -25,7 +25,7 @@ from offline.mocks import Registration
 from offline.plan import Plan
 from offline.project_copy import copy_program
 from offline.runner import install_mocks
-from tests.conftest import PROJECT_DIR, STACKS, run_synth, synthesize
+from tests.conftest import PROJECT_DIR, STACKS, SynthRun, synthesize
 
 ENTRY = "aws:eks/accessEntry:AccessEntry"
 ASSOCIATION = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
@@ -92,10 +92,8 @@ def test_a_viewer_listed_as_admin_is_rejected_naming_both_key_paths() -> None:
 # --- the access matrix --------------------------------------------------------------------------------------------
 
 
-def test_the_synth_summary_prints_the_access_matrix(tmp_path: Path) -> None:
-    result = run_synth("staging", tmp_path)
-    assert result.returncode == 0, result.stderr
-    block = result.stdout.split("Access matrix", 1)[1]
+def test_the_synth_summary_prints_the_access_matrix(staging_synth: SynthRun) -> None:
+    block = staging_synth.stdout.split("Access matrix", 1)[1]
     # Written out by hand from Pulumi.staging.yaml: principal, then its access and the key that grants it.
     expected = [
         ("arn:aws:iam::111122223333:role/github-actions-deploy", "cluster admin", "gpu-platform:cluster.deployerPrincipalArn"),

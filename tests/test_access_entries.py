@@ -24,7 +24,7 @@ from components.settings import ClusterSettings, SettingsError, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.runner import install_mocks
-from tests.conftest import PROJECT_DIR, run_synth
+from tests.conftest import PROJECT_DIR, SynthRun, synth_in_process
 
 DEPLOYER = "arn:aws:iam::444455556666:role/ci/github-actions-deploy"
 ADMINS = [
@@ -118,11 +118,11 @@ def test_synth_exits_2_when_prod_lists_its_deployer_as_admin(project_copy: Path,
     admin_line = "      - arn:aws:iam::444455556666:role/platform-admin\n"
     assert f"deployerPrincipalArn: {deployer}\n" in text and admin_line in text
     stack_file.write_text(text.replace(admin_line, f"{admin_line}      - {deployer}\n"), encoding="utf-8")
-    result = run_synth("prod", tmp_path, project_copy)
-    assert result.returncode == 2, result.stderr
-    assert "gpu-platform:cluster.adminPrincipalArns" in result.stderr
-    assert "gpu-platform:cluster.deployerPrincipalArn" in result.stderr
-    assert "Traceback" not in result.stderr
+    code, _, stderr = synth_in_process("prod", tmp_path, project_copy)
+    assert code == 2, stderr
+    assert "gpu-platform:cluster.adminPrincipalArns" in stderr
+    assert "gpu-platform:cluster.deployerPrincipalArn" in stderr
+    assert "Traceback" not in stderr
 
 
 def test_prod_gives_its_deployer_no_explicit_entry(prod_plan: Plan) -> None:
@@ -208,8 +208,6 @@ def test_check_warns_when_the_deployer_is_unset(warnings: list[str]) -> None:
     assert len(warnings) == 1 and user in warnings[0]
 
 
-def test_synth_of_the_shipped_stacks_does_not_warn(tmp_path: Path) -> None:
-    result = run_synth("staging", tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert "deployerPrincipalArn" not in result.stderr
-    assert "Access matrix" in result.stdout and CREATOR_REASON in result.stdout
+def test_synth_of_the_shipped_stacks_does_not_warn(staging_synth: SynthRun) -> None:
+    assert "deployerPrincipalArn" not in staging_synth.stderr
+    assert "Access matrix" in staging_synth.stdout and CREATOR_REASON in staging_synth.stdout

@@ -7,8 +7,6 @@ costs milliseconds; a few run as real subprocesses to prove the exit code, stder
 
 from __future__ import annotations
 
-import contextlib
-import io
 import itertools
 import json
 import re
@@ -20,12 +18,11 @@ import pulumi
 import pytest
 import yaml
 
-import synth
 from offline.config_files import read_stack_config
 from offline.project_copy import copy_program
 from offline.runner import install_mocks
 from tests.config_corpus import CASES, DELETE, INVALID, OK, STAGING, Case
-from tests.conftest import PROJECT_DIR, run_synth
+from tests.conftest import PROJECT_DIR, run_synth, synth_in_process
 
 _PART = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
 _PROBLEM_LINE = re.compile(r"^  (\S+): ", re.MULTILINE)
@@ -75,13 +72,6 @@ def corpus_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return project
 
 
-def _synth_in_process(project: Path, stack: str, out: Path) -> tuple[int, str, str]:
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        code = synth.main(["--stack", stack, "--out", str(out)], project_dir=project)
-    return code, stdout.getvalue(), stderr.getvalue()
-
-
 def test_case_ids_are_unique_stack_names() -> None:
     ids = [case.id for case in CASES]
     assert len(ids) == len(set(ids))
@@ -96,7 +86,7 @@ GOOD = [c for c in CASES if c.exit == OK]
 @pytest.mark.parametrize("case", BAD, ids=[c.id for c in BAD])
 def test_a_mistake_names_exactly_its_key_paths(corpus_project: Path, tmp_path: Path, case: Case) -> None:
     out = tmp_path / "out"
-    code, stdout, stderr = _synth_in_process(corpus_project, case.id, out)
+    code, stdout, stderr = synth_in_process(case.id, out, corpus_project)
     assert code == INVALID, stdout + stderr
     assert named_paths(stderr) == set(case.paths), stderr
     assert "Traceback" not in stderr and "pattern" not in stderr and "'^" not in stderr
@@ -104,9 +94,10 @@ def test_a_mistake_names_exactly_its_key_paths(corpus_project: Path, tmp_path: P
     assert not out.exists(), "a bad config must write nothing"
 
 
+@pytest.mark.slow  # a whole synth each (~0.8 s): the mistakes above stop before any resource
 @pytest.mark.parametrize("case", GOOD, ids=[c.id for c in GOOD])
 def test_a_good_file_synths(corpus_project: Path, tmp_path: Path, case: Case) -> None:
-    code, stdout, stderr = _synth_in_process(corpus_project, case.id, tmp_path / "out")
+    code, stdout, stderr = synth_in_process(case.id, tmp_path / "out", corpus_project)
     assert (code, stderr) == (OK, ""), stdout + stderr
     assert (tmp_path / "out" / "resources.json").is_file()
 

@@ -30,7 +30,7 @@ from offline.mocks import availability_zones
 from offline.plan import Plan
 from offline.project_copy import copy_program
 from tests.config_edits import merged, with_value
-from tests.conftest import MANAGED_GPU_GROUP, PROJECT_DIR, STACKS, run_synth
+from tests.conftest import MANAGED_GPU_GROUP, PROJECT_DIR, STACKS, synth_in_process
 from tests.k8s_validation import pod_can_land_on, validate_core_object
 
 MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
@@ -132,10 +132,10 @@ def test_the_synth_exits_2_on_a_never_scaling_group(tmp_path: Path) -> None:
     stack_file = yaml.safe_load((PROJECT_DIR / "Pulumi.staging.yaml").read_text(encoding="utf-8"))
     stack_file["config"]["gpu-platform:gpuNodeGroup"] = {**MANAGED_GPU_GROUP, "minSize": 0, "desiredSize": 0}
     (tmp_path / "Pulumi.broken.yaml").write_text(yaml.safe_dump(stack_file), encoding="utf-8")
-    result = run_synth("broken", tmp_path / "out", tmp_path)
-    assert result.returncode == 2, result.stderr
-    assert "gpu-platform:gpuNodeGroup" in result.stderr and "never scales" in result.stderr
-    assert "Traceback" not in result.stderr + result.stdout
+    code, stdout, stderr = synth_in_process("broken", tmp_path / "out", tmp_path)
+    assert code == 2, stderr
+    assert "gpu-platform:gpuNodeGroup" in stderr and "never scales" in stderr
+    assert "Traceback" not in stderr + stdout
 
 
 def _blocked_utc(budgets: list[dict[str, Any]], instant: datetime) -> bool:

@@ -14,7 +14,7 @@ from components.settings import load_settings
 from offline.plan import Plan
 from offline.project_copy import copy_program
 from offline.summary import placeholder_keys, render_summary
-from tests.conftest import PROJECT_DIR, STACKS, run_synth
+from tests.conftest import PROJECT_DIR, STACKS, synth_in_process
 
 RULE = "no-documentation-placeholders"
 
@@ -161,9 +161,9 @@ def test_policy_check_passes_a_copy_with_real_looking_values(stack: str, tmp_pat
         text = text.replace(documentation, real)
     (project / f"Pulumi.{stack}.yaml").write_text(text, encoding="utf-8")
     out = tmp_path / "plan"
-    synth = run_synth(stack, out, project)
-    assert synth.returncode == 0, synth.stderr
-    assert "Replace before a real deploy" not in synth.stdout
+    code, stdout, stderr = synth_in_process(stack, out, project)
+    assert code == 0, stdout + stderr
+    assert "Replace before a real deploy" not in stdout
     result = _policy_check(out)
     assert (result.returncode, result.stdout) == (0, ""), result.stdout + result.stderr
 

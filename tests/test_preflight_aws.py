@@ -19,6 +19,7 @@ from components.facts.constants import CLOUDWATCH_OBSERVABILITY_ADDON, CLOUDWATC
 from components.renderers.gpu_quota import quota_needs
 from components.settings import load_settings
 from offline.config_files import read_stack_config
+from offline.plan import Plan
 from tests.conftest import PROJECT_DIR
 
 STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
@@ -215,9 +216,9 @@ def test_role_arn_of_an_assumed_role_session() -> None:
 
 
 @pytest.mark.parametrize("stack", ["staging", "prod"])
-def test_addons_check_covers_every_add_on_the_plan_pins(stack: str, request: pytest.FixtureRequest) -> None:
+def test_addons_check_covers_every_add_on_the_plan_pins(stack: str, plans: dict[str, Plan]) -> None:
     """Every `aws:eks/addon:Addon` with an addonVersion in the synth plan is one the preflight asks AWS about."""
-    plan = request.getfixturevalue(f"{stack}_plan")
+    plan = plans[stack]
     in_plan = sorted(
         (r["inputs"]["addonName"], r["inputs"]["addonVersion"])
         for r in plan.resources

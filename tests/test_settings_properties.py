@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
-from tests.conftest import PROJECT_DIR, run_synth
+from tests.conftest import PROJECT_DIR, synth_in_process
 
 Path_ = tuple[str | int, ...]  # top-level config key, then dict keys / list indices
 
@@ -225,8 +225,8 @@ def test_synth_exits_2_and_writes_nothing(project_copy: Path, mutation: tuple[Pa
     _write_stack(project_copy, config)
     out = project_copy / "out"
     shutil.rmtree(out, ignore_errors=True)
-    result = run_synth("staging", out, project_copy)
-    assert result.returncode == 2, result.stderr
-    assert "Traceback" not in result.stderr
-    assert all(p in result.stderr for p, _ in error.problems), result.stderr
+    code, _, stderr = synth_in_process("staging", out, project_copy)
+    assert code == 2, stderr
+    assert "Traceback" not in stderr
+    assert all(p in stderr for p, _ in error.problems), stderr
     assert not out.exists() or list(out.iterdir()) == [], "an invalid config must write nothing"
