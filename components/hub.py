@@ -8,7 +8,6 @@ notebook pod is admitted under them.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +28,7 @@ from components.facts.constants import (
     SYSTEM_NAMESPACE,
 )
 from components.renderers import hub_storage, hub_values
-from components.renderers.pod_identity import pod_identity_trust_policy
+from components.resources.pod_identity_role import pod_identity_role
 from components.settings import LabSettings, StackSettings
 
 # The authenticator traits holding settings' secrets (HUB_SECRET_FIELDS: password, adminPassword, clientSecret).
@@ -110,31 +109,15 @@ class LabHubs(pulumi.ComponentResource):
     def _efs_csi_driver(self, name: str, args: LabHubsArgs, mount_targets: list[aws.efs.MountTarget]) -> aws.eks.Addon:
         """The EFS CSI driver add-on; its controller creates access points with a role handed out by Pod Identity."""
         settings = args.settings
-        child = pulumi.ResourceOptions(parent=self)
-        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
-        role = aws.iam.Role(
+        controller = pod_identity_role(
             f"{name}-efs-csi",
-            name=f"{settings.cluster_name}-efs-csi",
-            assume_role_policy=json.dumps(
-                pod_identity_trust_policy(settings.cluster_name, SYSTEM_NAMESPACE, EFS_CSI_CONTROLLER_SERVICE_ACCOUNT)
-            ),
+            role_suffix="efs-csi",
+            cluster_name=settings.cluster_name,
+            eks_cluster_name=args.eks_cluster_name,
+            service_account=(SYSTEM_NAMESPACE, EFS_CSI_CONTROLLER_SERVICE_ACCOUNT),
+            managed_policy=EFS_CSI_DRIVER_POLICY,
             tags=settings.tags,
-            opts=child,
-        )
-        attachment = aws.iam.RolePolicyAttachment(
-            f"{name}-efs-csi",
-            role=role.name,
-            policy_arn=partition.apply(lambda p: f"arn:{p}:iam::aws:policy/{EFS_CSI_DRIVER_POLICY}"),
-            opts=child,
-        )
-        association = aws.eks.PodIdentityAssociation(
-            f"{name}-efs-csi",
-            cluster_name=args.eks_cluster_name,
-            namespace=SYSTEM_NAMESPACE,
-            service_account=EFS_CSI_CONTROLLER_SERVICE_ACCOUNT,
-            role_arn=role.arn,
-            tags=settings.tags,
-            opts=child,
+            parent=self,
         )
         return aws.eks.Addon(
             f"{name}-efs-csi-driver",
@@ -146,7 +129,7 @@ class LabHubs(pulumi.ComponentResource):
             tags=settings.tags,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                depends_on=[args.system_node_group, args.pod_identity_agent, association, attachment, *mount_targets],
+                depends_on=[args.system_node_group, args.pod_identity_agent, *controller.ready, *mount_targets],
             ),
         )
 

@@ -34,6 +34,7 @@ from components.renderers import dcgm_exporter_manifests as exporter
 from components.renderers import gpu_alarms
 from components.renderers import observability_config as config
 from components.renderers.gpu_dashboard import render_dashboard
+from components.resources.pod_identity_role import pod_identity_role
 from components.settings import StackSettings
 
 
@@ -117,27 +118,15 @@ class Observability(pulumi.ComponentResource):
         settings = args.settings
         child = pulumi.ResourceOptions(parent=self)
         partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
-        agent_role = aws.iam.Role(
+        agent = pod_identity_role(
             f"{name}-cloudwatch-agent",
-            name=f"{settings.cluster_name}-cloudwatch-agent",
-            assume_role_policy=json.dumps(config.cloudwatch_agent_trust_policy(settings.cluster_name)),
+            role_suffix="cloudwatch-agent",
+            cluster_name=settings.cluster_name,
+            eks_cluster_name=args.eks_cluster_name,
+            service_account=(CLOUDWATCH_AGENT_NAMESPACE, CLOUDWATCH_AGENT_SERVICE_ACCOUNT),
+            managed_policy=config.CLOUDWATCH_AGENT_POLICY,
             tags=settings.tags,
-            opts=child,
-        )
-        attachment = aws.iam.RolePolicyAttachment(
-            f"{name}-cloudwatch-agent",
-            role=agent_role.name,
-            policy_arn=partition.apply(lambda p: f"arn:{p}:iam::aws:policy/{config.CLOUDWATCH_AGENT_POLICY}"),
-            opts=child,
-        )
-        association = aws.eks.PodIdentityAssociation(
-            f"{name}-cloudwatch-agent",
-            cluster_name=args.eks_cluster_name,
-            namespace=CLOUDWATCH_AGENT_NAMESPACE,
-            service_account=CLOUDWATCH_AGENT_SERVICE_ACCOUNT,
-            role_arn=agent_role.arn,
-            tags=settings.tags,
-            opts=child,
+            parent=self,
         )
         self.cloudwatch_observability = self._addon(
             f"{name}-cloudwatch-observability",
@@ -146,7 +135,7 @@ class Observability(pulumi.ComponentResource):
             config.cloudwatch_observability_configuration(),
             # The agent must find its credentials when it starts: Pod Identity agent, association, policy first.
             pulumi.ResourceOptions(
-                parent=self, depends_on=[args.system_node_group, args.pod_identity_agent, association, attachment]
+                parent=self, depends_on=[args.system_node_group, args.pod_identity_agent, *agent.ready]
             ),
         )
         self._dcgm_exporter(name, args)
