@@ -1,4 +1,8 @@
-"""gpu-platform: settings -> network -> EKS cluster -> GPU nodes -> Karpenter -> device plugin."""
+"""gpu-platform, in the order of the architecture picture (README.md):
+
+settings -> network -> EKS cluster -> GPU nodes -> Karpenter (+ the lab timetable) -> device plugin -> labs and the
+GPU guard -> who may use the cluster -> the demo -> each lab's JupyterHub -> GPU fleet health and use.
+"""
 
 import pulumi
 
