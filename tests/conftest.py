@@ -54,6 +54,19 @@ SHARED_DIR = PROJECT_DIR.parent / "shared"
 STACKS = stacks_in(PROJECT_DIR)
 
 
+# The program's own source (not its tests or tools that only read plans): what the house-rule scans read.
+PROGRAM_SOURCES = ("components", "offline", "policy", "__main__.py", "synth.py", "preflight.py")
+
+
+def program_files() -> list[Path]:
+    """Every Python file of `PROGRAM_SOURCES`, folders walked recursively, in a stable order."""
+    files: list[Path] = []
+    for entry in PROGRAM_SOURCES:
+        path = PROJECT_DIR / entry
+        files.extend([path] if path.is_file() else sorted(path.rglob("*.py")))
+    return files
+
+
 def require_present(path: Path) -> Path:
     """`path`, or fail when CI=true (a missing ../shared is a broken checkout there), else skip with the reason."""
     if path.exists():

@@ -6,17 +6,15 @@ sharing replicas.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from components.facts import gpu_catalog
 from components.settings import StackSettings, capacity, load_settings
-from tests.conftest import PROJECT_DIR, STACKS
+from tests.conftest import PROJECT_DIR, STACKS, program_files
 
 CAPACITY_MODEL = PROJECT_DIR / "components" / "settings" / "capacity.py"
-PROGRAM = ("components", "offline", "policy", "__main__.py", "synth.py", "preflight.py")
 GPU_NAMES = frozenset({"gpus", "physical_gpus", "gpu_limit", "gpu_count"})
 
 
@@ -52,18 +50,10 @@ def gpus_times_replicas(source: str) -> list[tuple[int, str]]:
     ]
 
 
-def _program_files() -> list[Path]:
-    files: list[Path] = []
-    for entry in PROGRAM:
-        path = PROJECT_DIR / entry
-        files.extend([path] if path.is_file() else sorted(path.rglob("*.py")))
-    return files
-
-
 def test_nothing_but_the_capacity_model_multiplies_gpus_by_replicas() -> None:
     found = {
         f"{path.relative_to(PROJECT_DIR)}:{line}": expression
-        for path in _program_files()
+        for path in program_files()
         if path != CAPACITY_MODEL
         for line, expression in gpus_times_replicas(path.read_text(encoding="utf-8"))
     }

@@ -8,13 +8,11 @@ program outside the catalog) is how two copies of a fact start to disagree, so i
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 from components.facts import gpu_catalog
-from tests.conftest import PROJECT_DIR
+from tests.conftest import PROJECT_DIR, program_files
 
 CATALOG = PROJECT_DIR / "components" / "facts" / "gpu_catalog.py"
-PROGRAM = ("components", "offline", "policy", "__main__.py", "synth.py", "preflight.py")
 INSTANCE_NAMES = frozenset(
     {
         *gpu_catalog.GPU_INSTANCE_TYPES,
@@ -41,18 +39,10 @@ def instance_fact_tables(source: str) -> list[tuple[int, list[str]]]:
     return tables
 
 
-def _program_files() -> list[Path]:
-    files: list[Path] = []
-    for entry in PROGRAM:
-        path = PROJECT_DIR / entry
-        files.extend([path] if path.is_file() else sorted(path.rglob("*.py")))
-    return files
-
-
 def test_no_table_of_instance_facts_outside_the_catalog() -> None:
     found = {
         f"{path.relative_to(PROJECT_DIR)}:{line}": names[:3]
-        for path in _program_files()
+        for path in program_files()
         if path != CATALOG
         for line, names in instance_fact_tables(path.read_text(encoding="utf-8"))
     }
@@ -60,7 +50,7 @@ def test_no_table_of_instance_facts_outside_the_catalog() -> None:
 
 
 def test_the_scan_reads_the_program_and_finds_the_catalog_tables() -> None:
-    scanned = {path.relative_to(PROJECT_DIR).as_posix() for path in _program_files()}
+    scanned = {path.relative_to(PROJECT_DIR).as_posix() for path in program_files()}
     assert {"components/renderers/gpu_quota.py", "components/settings/rules_pools.py", "offline/summary.py"} <= scanned
     # The catalog's own tables are what the scan recognises: families -> sizes, and types -> vCPUs/memory.
     assert len(instance_fact_tables(CATALOG.read_text(encoding="utf-8"))) >= 2
