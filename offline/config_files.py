@@ -37,7 +37,11 @@ class StackConfig:
     secret_paths: tuple[str, ...] = ()
 
 
-class _StackFileLoader(yaml.SafeLoader):
+# libyaml's parser when PyYAML was built with it (the wheels are): the same nodes, marks and resolvers, ~10x faster.
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StackFileLoader(_SafeLoader):  # type: ignore[misc,valid-type]
     """YAML as the Pulumi CLI reads it (Go gopkg.in/yaml.v3, YAML 1.2 style scalars).
 
     PyYAML follows YAML 1.1: `yes`/`no`/`on`/`off` become booleans, `2027-06-30` a date and

@@ -25,6 +25,7 @@ import yaml
 from offline.config_files import read_stack_config, stacks_in
 from offline.plan import Plan
 from offline.project_copy import copy_program
+from offline.runner import discard_pending_tasks
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 
@@ -252,6 +253,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     faster). Nothing collected later is affected."""
     gc.collect()
     gc.freeze()
+
+
+@pytest.fixture(autouse=True)
+def no_pending_pulumi_tasks() -> Iterator[None]:
+    """A program run that stopped (a RunError) leaves the runtime's tasks pending: cancel them after each test, so
+    none leaks into the next one or prints "Task was destroyed but it is pending!" when a pytest-xdist worker
+    exits."""
+    yield
+    discard_pending_tasks()
 
 
 @pytest.fixture

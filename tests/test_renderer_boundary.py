@@ -23,6 +23,7 @@ resolved, those under `if TYPE_CHECKING:` and inside functions included): a depe
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -62,7 +63,8 @@ def _absolute(node: ast.ImportFrom, path: Path) -> str | None:
     return ".".join([*base, node.module] if node.module else base) or None
 
 
-def imported_modules(path: Path) -> set[str]:
+@functools.cache  # each file is parsed once per session, however many walks pass through it
+def imported_modules(path: Path) -> frozenset[str]:
     """Every module a file imports (`from a.b import c` counts `a.b` and, if it is a module, `a.b.c`)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -71,7 +73,7 @@ def imported_modules(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and (module := _absolute(node, path)):
             found.add(module)
             found.update(f"{module}.{alias.name}" for alias in node.names if _module_path(f"{module}.{alias.name}"))
-    return found
+    return frozenset(found)
 
 
 def pulumi_imports(path: Path, seen: set[Path] | None = None) -> list[str]:

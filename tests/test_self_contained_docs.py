@@ -3,6 +3,8 @@ that live outside it (../shared/DESIGN.md, the shared reference notes)."""
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from pathlib import Path
 
@@ -17,14 +19,16 @@ DOCS_LINK = re.compile(r"\bdocs/[A-Za-z0-9_-]+\.md\b")
 SKIPPED_DIRS = {".git", ".venv", ".venv-checkov", "build", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"}
 
 
-def _repository_text_files() -> list[Path]:
+@functools.cache
+def _repository_text_files() -> tuple[Path, ...]:
     files = []
-    for path in PROJECT_DIR.rglob("*"):
-        if SKIPPED_DIRS & set(path.relative_to(PROJECT_DIR).parts) or not path.is_file():
-            continue
-        if path.suffix in {".py", ".md", ".yaml", ".yml", ".toml", ".txt"} or path.name in {"Makefile", "run"}:
-            files.append(path)
-    return files
+    for folder, subfolders, names in os.walk(PROJECT_DIR):
+        subfolders[:] = sorted(name for name in subfolders if name not in SKIPPED_DIRS)  # never walk a venv
+        for name in sorted(names):
+            path = Path(folder, name)
+            if path.suffix in {".py", ".md", ".yaml", ".yml", ".toml", ".txt"} or name in {"Makefile", "run"}:
+                files.append(path)
+    return tuple(files)
 
 
 def outside_citations(text: str) -> list[str]:
