@@ -39,9 +39,19 @@ SCALING_GOAL = 2.0
 POOL_COUNTS = (1, 10, 50)
 BENCH_STACK = "bench"
 
-# Kubernetes API groups that are pulumi_kubernetes modules of another name; groups with a dot (CRDs) are
-# created through apiextensions.CustomResource.
-K8S_GROUP_MODULES = {"helm.sh": "helm", "networking.k8s.io": "networking", "rbac.authorization.k8s.io": "rbac"}
+# Kubernetes API groups that are pulumi_kubernetes modules of another name: Helm's, and the built-in `*.k8s.io`
+# groups (`storage.k8s.io` -> storage, `rbac.authorization.k8s.io` -> rbac). Other groups with a dot (CRDs:
+# karpenter.sh, autoscaling.x-k8s.io) are created through apiextensions.CustomResource.
+K8S_GROUP_MODULES = {"helm.sh": "helm"}
+
+
+def k8s_module(group: str) -> str:
+    """The pulumi_kubernetes module of an API group ("" -> core); a name with a dot: a CRD's group."""
+    if group in K8S_GROUP_MODULES:
+        return K8S_GROUP_MODULES[group]
+    if group.endswith(".k8s.io") and not group.endswith("x-k8s.io"):
+        return group.split(".")[0]
+    return group
 
 
 def sdk_class(type_token: str) -> tuple[str, str] | None:
@@ -56,7 +66,7 @@ def sdk_class(type_token: str) -> tuple[str, str] | None:
         return {"kubernetes": ("pulumi_kubernetes", "Provider"), "aws": ("pulumi_aws", "Provider")}.get(name)
     if package == "kubernetes":
         group, version = module.split("/")
-        group_module = K8S_GROUP_MODULES.get(group, group)
+        group_module = k8s_module(group)
         if "." in group_module:
             return "pulumi_kubernetes.apiextensions", "CustomResource"
         return f"pulumi_kubernetes.{group_module}.{version}", name

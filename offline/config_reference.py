@@ -8,8 +8,12 @@ with its type and allowed values (Literal choices, Field bounds, the words of ea
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
 import json
 import sys
+import textwrap
 import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -178,6 +182,44 @@ def _fields(model: type[BaseModel], prefix: str) -> Iterator[tuple[str, FieldInf
         yield f"{prefix}{field.alias or name}", field
 
 
+def _descriptions(model: type[BaseModel]) -> dict[str, str]:
+    """Each field's description by its key: the `description=` given, else its attribute docstring."""
+    docstrings = attribute_docstrings(model)
+    return {
+        field.alias or name: " ".join((field.description or docstrings.get(name, "")).split())
+        for name, field in model.model_fields.items()
+    }
+
+
+@functools.cache
+def attribute_docstrings(model: type) -> dict[str, str]:
+    """The string right under each annotated attribute, read from the source of the model and its bases.
+
+    Read here rather than by pydantic (`use_attribute_docstrings`), which parses every model's source at import:
+    a quarter of the settings' import time on every synth, for text only this reference prints.
+    """
+    found: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        if not issubclass(cls, BaseModel) or cls is BaseModel:
+            continue
+        try:
+            [definition] = ast.parse(textwrap.dedent(inspect.getsource(cls))).body
+        except (OSError, TypeError):  # no source (built in a REPL): nothing to read
+            continue
+        assert isinstance(definition, ast.ClassDef)
+        body = definition.body
+        for statement, following in zip(body, body[1:], strict=False):
+            if (
+                isinstance(statement, ast.AnnAssign)
+                and isinstance(statement.target, ast.Name)
+                and isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            ):
+                found[statement.target.id] = inspect.cleandoc(following.value.value)
+    return found
+
+
 def _canonical_homes(model: type[BaseModel]) -> dict[type, str]:
     """Each nested model's shallowest key (ties: the first in declaration order): its keys are listed there."""
     homes: dict[type, str] = {}
@@ -193,6 +235,7 @@ def _canonical_homes(model: type[BaseModel]) -> dict[type, str]:
 
 
 def _rows(model: type[BaseModel], prefix: str, homes: dict[type, str]) -> Iterator[Row]:
+    descriptions = _descriptions(model)
     for key, field in _fields(model, prefix):
         nested = _model_of(field.annotation)
         here_is_home = nested is not None and homes.get(nested) == key
@@ -202,7 +245,7 @@ def _rows(model: type[BaseModel], prefix: str, homes: dict[type, str]) -> Iterat
             _qualified(key),
             allowed_words(field.annotation, field.metadata, pointers),
             default_words(field),
-            " ".join((field.description or "").split()),
+            descriptions[key.removeprefix(prefix)],
         )
         if nested is not None and here_is_home:
             yield from _rows(nested, f"{key}{_items(field)}.", homes)
@@ -251,8 +294,9 @@ def sections(project_dir: Path = PROJECT_DIR) -> list[Section]:
 def undescribed_fields(model: type[BaseModel] = StackSettings, prefix: str = "") -> list[str]:
     """Keys whose field has no attribute docstring (so no description in the reference)."""
     missing = []
+    descriptions = _descriptions(model)
     for key, field in _fields(model, prefix):
-        if not (field.description or "").strip():
+        if not descriptions[key.removeprefix(prefix)]:
             missing.append(_qualified(key))
         nested = _model_of(field.annotation)
         if nested is not None:

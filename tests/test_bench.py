@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import shutil
 from pathlib import Path
@@ -12,6 +13,7 @@ import yaml
 
 from components.settings import load_settings
 from offline.config_files import read_stack_config
+from offline.plan import Plan
 from tests.conftest import PROJECT_DIR
 
 
@@ -33,3 +35,25 @@ def test_every_pool_count_the_benchmark_synthesizes_is_a_valid_stack(tmp_path: P
     config = read_stack_config(tmp_path, bench.BENCH_STACK)
     settings = load_settings(config.values, config.secret_keys)
     assert len(settings.karpenter.node_pools) == count
+
+
+CRD_GROUPS = {"karpenter.sh", "karpenter.k8s.aws", "autoscaling.x-k8s.io"}
+
+
+def test_the_floor_imports_the_sdk_class_of_every_resource_type_in_both_plans(plans: dict[str, Plan]) -> None:
+    """The floor touches the class each plan type is created with: a built-in API group (storage.k8s.io,
+    admissionregistration.k8s.io) is its own pulumi_kubernetes module, only CRD groups use CustomResource."""
+    bench = _bench()
+    types = {r["type"] for plan in plans.values() for r in plan.resources}
+    for type_token in sorted(types):
+        found = bench.sdk_class(type_token)
+        if found is None:
+            assert type_token.startswith("gpu-platform:") or type_token == "pulumi:pulumi:Stack", type_token
+            continue
+        module, name = found
+        assert hasattr(importlib.import_module(module), name), type_token
+        if type_token.startswith("kubernetes:") and type_token != "pulumi:providers:kubernetes":
+            group = type_token.split(":")[1].split("/")[0]
+            assert (module == "pulumi_kubernetes.apiextensions") == (group in CRD_GROUPS), type_token
+            if group not in CRD_GROUPS:
+                assert name == type_token.rsplit(":", 1)[1], type_token

@@ -37,7 +37,7 @@ def test_every_settings_field_has_a_description() -> None:
 
 def test_a_field_without_a_docstring_is_reported() -> None:
     class Probe(BaseModel):
-        model_config = ConfigDict(alias_generator=to_camel, use_attribute_docstrings=True)
+        model_config = ConfigDict(alias_generator=to_camel)
         described: int = 1
         """Something."""
         bare_field: int = 2

@@ -209,12 +209,11 @@ class SettingsModel(BaseModel):
     """camelCase keys as in the stack YAML, unknown keys rejected, values immutable.
 
     Each field's attribute docstring (the string right under it) is its description in the generated
-    configuration reference (`python -m offline.config_reference`, docs/configuration.md).
+    configuration reference (`python -m offline.config_reference`, docs/configuration.md), which reads it from
+    the source; pydantic's `use_attribute_docstrings` would parse every model's source on every run.
     """
 
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True, use_attribute_docstrings=True
-    )
+    model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True)
 
 
 class ScalingSettings(SettingsModel):
