@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import itertools
 import json
 import sys
 import textwrap
@@ -208,7 +209,7 @@ def attribute_docstrings(model: type) -> dict[str, str]:
             continue
         assert isinstance(definition, ast.ClassDef)
         body = definition.body
-        for statement, following in zip(body, body[1:], strict=False):
+        for statement, following in itertools.pairwise(body):
             if (
                 isinstance(statement, ast.AnnAssign)
                 and isinstance(statement.target, ast.Name)
