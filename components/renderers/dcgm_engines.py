@@ -1,10 +1,11 @@
 """Which DaemonSets run a DCGM host engine on each kind of GPU node, read from the rendered configuration.
 
-Pure: the observability, managed group and Karpenter sections in, rows out. NVIDIA's profiling fields are exclusive per GPU, so two host engines on one
-node fight over them (aws/eks-node-monitoring-agent#256), and the node monitoring agent can then report
-`AcceleratedHardwareReady=False` on a healthy node (aws/containers-roadmap#2763). The platform keeps exactly
-one engine per GPU node; this module derives, from the add-on configuration values and the DaemonSet the
-stack renders, what runs one, so the synth summary and the tests read the same answer:
+Pure: the observability, managed GPU group and Karpenter sections in, rows out. NVIDIA's profiling fields
+are exclusive per GPU, so two host engines on one node fight over them (aws/eks-node-monitoring-agent#256),
+and the node monitoring agent can then report `AcceleratedHardwareReady=False` on a healthy node
+(aws/containers-roadmap#2763). The platform keeps exactly one engine per GPU node; this module derives, from
+the add-on configuration values and the DaemonSet the stack renders, what runs one, so the synth summary and
+the tests read the same answer:
 
 - `dcgm-server` (eks-node-monitoring-agent): runs `nv-hostengine -n -b ALL` whenever the add-on is installed;
   chart v1.6.6 has no switch for it (charts/configuration.schema.json `DCGMAgent`: affinity, tolerations,

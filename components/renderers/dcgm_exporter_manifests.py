@@ -1,7 +1,7 @@
 """The platform's dcgm-exporter: GPU metrics per node, per lab and per pod on shared GPUs, as plain manifests.
 
-Pure: the observability section in, dicts out. Why the platform runs its own exporter instead of the CloudWatch add-on's
-(docs/gpu-health.md has the whole argument):
+Pure: the observability section in, dicts out. Why the platform runs its own exporter instead of the
+CloudWatch add-on's (docs/gpu-health.md has the whole argument):
 
 - **One DCGM host engine per GPU node.** With node repair on, the node monitoring agent's `dcgm-server`
   runs `nv-hostengine` (aws/eks-node-monitoring-agent charts/eks-node-monitoring-agent/templates/

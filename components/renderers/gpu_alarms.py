@@ -1,7 +1,7 @@
 """The GPU alarms as plain data: a GPU node stuck without `nvidia.com/gpu`, and GPU nodes idling beyond the intended.
 
-Pure: the sections and capacity rows they read in, `AlarmSpec`s out (CloudWatch PutMetricAlarm with metric math over the Container Insights
-metrics in `container_insights_metrics`). `components/observability.py` turns them into MetricAlarms.
+Pure: the sections and capacity rows they read in, `AlarmSpec`s out (CloudWatch PutMetricAlarm with metric
+math over the Container Insights metrics in `container_insights_metrics`). `components/observability.py` turns them into MetricAlarms.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def stuck_gpu_node_alarm(
 
 @dataclass(frozen=True)
 class IdleFleet:
-    """What the idle alarm counts as idle on purpose: the managed group, the demo, the pools' slots and warm headroom."""
+    """What idles on purpose, as the idle alarm counts it: the managed group, the demo, the pools' warm headroom."""
 
     gpu_node_group: GpuNodeGroupSettings
     demo: DemoSettings

@@ -102,16 +102,15 @@ def _metric_widget(
 
 
 def render_dashboard(
-    cluster_name: str, region: str, namespaces: Sequence[str], slot_ceilings: Mapping[str, int]
+    cluster: str, region: str, namespaces: Sequence[str], slot_ceilings: Mapping[str, int]
 ) -> dict[str, Any]:
-    """The dashboard of one cluster: `namespaces` from `lab_namespaces`, `slot_ceilings` per pool (its max slots)."""
-    cluster = cluster_name
+    """The dashboard of one cluster: a widget per namespace (`lab_namespaces`), a line per pool's max slots."""
     node_schema = ", ".join(NODE_SCHEMA)
     lab_schema, pod_schema = ", ".join(LAB_SCHEMA), ", ".join(POD_SCHEMA)
     ceilings = [{"label": f"{pool} max slots", "value": slots} for pool, slots in slot_ceilings.items()]
     half = GRID_WIDTH // 2
     widgets = [
-        {"type": "text", "x": 0, "y": 0, "width": GRID_WIDTH, "height": 3, "properties": {"markdown": _intro(cluster_name)}},
+        {"type": "text", "x": 0, "y": 0, "width": GRID_WIDTH, "height": 3, "properties": {"markdown": _intro(cluster)}},
         _metric_widget(
             0, 3, "GPU utilisation per node (%)",
             [("", _search(NODE_GPU_UTILIZATION, NODE_SCHEMA, cluster, "Average", NODE_PERIOD_SECONDS))],
