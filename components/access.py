@@ -60,7 +60,7 @@ class ClusterAccess(pulumi.ComponentResource):
     def __init__(self, name: str, args: ClusterAccessArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-platform:access:ClusterAccess", name, None, opts)
         self.entries = {}
-        for access in explicit_entries(args.settings):
+        for access in explicit_entries(args.settings.cluster, args.settings.labs):
             self.entries[access.principal] = self._entry(name, args, access)
         self.register_outputs({"principals": sorted(self.entries)})
 

@@ -197,7 +197,9 @@ class Cluster(pulumi.ComponentResource):
             ),
             tags=settings.tags,
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=system_role.attachments, transforms=node_repair_transforms(settings)
+                parent=self,
+                depends_on=system_role.attachments,
+                transforms=node_repair_transforms(settings.observability),
             ),
         )
 

@@ -14,7 +14,7 @@ import pulumi_kubernetes as k8s
 
 from components.device_plugin import DevicePlugin
 from components.renderers import demo_manifests as manifests
-from components.settings import StackSettings
+from components.settings import StackSettings, capacity
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,13 @@ class DemoWorkloadArgs:
     lab_namespace: k8s.core.v1.Namespace | None = None
     # That lab's quota, LimitRange and NetworkPolicies: the pods start fenced and counted.
     lab_objects: Sequence[pulumi.Resource] = ()
+
+
+def demo_placement(settings: StackSettings) -> manifests.DemoPlacement:
+    """What places the demo's pods, read from the whole stack: the managed GPU group's capacity, the labs."""
+    return manifests.DemoPlacement(
+        settings.demo, settings.cluster_name, capacity.managed_group_capacity(settings), tuple(settings.labs)
+    )
 
 
 class DemoWorkload(pulumi.ComponentResource):
@@ -59,7 +66,7 @@ class DemoWorkload(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.namespace])),
             )
 
-        deployment = manifests.place_demo_deployment(manifests.demo_deployment(settings.demo), settings)
+        deployment = manifests.place_demo_deployment(manifests.demo_deployment(settings.demo), demo_placement(settings))
         # In its namespace, after its NetworkPolicy, once the device plugin can advertise nvidia.com/gpu
         # and the managed GPU nodes (if any) have joined.
         gpu_nodes = [args.gpu_node_group] if args.gpu_node_group is not None else []

@@ -91,7 +91,7 @@ class GpuNodeGroup(pulumi.ComponentResource):
             ),
             tags=settings.tags,
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=node_role.attachments, transforms=node_repair_transforms(settings)
+                parent=self, depends_on=node_role.attachments, transforms=node_repair_transforms(settings.observability)
             ),
         )
 

@@ -33,9 +33,10 @@ from components.renderers import container_insights_metrics as metrics
 from components.renderers import dcgm_exporter_manifests as exporter
 from components.renderers import gpu_alarms
 from components.renderers import observability_config as config
-from components.renderers.gpu_dashboard import render_dashboard
+from components.renderers.gpu_capacity import capacity_rows, pool_slot_ceilings, warm_headroom_rows
+from components.renderers.gpu_dashboard import lab_namespaces, render_dashboard
 from components.resources.pod_identity_role import pod_identity_role
-from components.settings import StackSettings
+from components.settings import StackSettings, capacity
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,28 @@ class ObservabilityArgs:
     system_node_group: eks.ManagedNodeGroup
     pod_identity_agent: aws.eks.Addon
     k8s_provider: k8s.Provider
+
+
+def idle_fleet(settings: StackSettings) -> gpu_alarms.IdleFleet:
+    """The idle alarm's view of the GPU fleet, read from the whole stack."""
+    return gpu_alarms.IdleFleet(
+        settings.gpu_node_group,
+        settings.demo,
+        capacity.managed_group_slots(settings),
+        tuple(capacity_rows(settings)),
+        tuple(warm_headroom_rows(settings)),
+    )
+
+
+def alarm_specs(settings: StackSettings) -> tuple[gpu_alarms.AlarmSpec, ...]:
+    """The stack's GPU alarms."""
+    return gpu_alarms.alarms(settings.cluster_name, settings.observability, settings.system_nodes, idle_fleet(settings))
+
+
+def dashboard(settings: StackSettings) -> dict[str, Any]:
+    """The stack's GPU fleet dashboard body."""
+    namespaces = lab_namespaces(settings.labs, settings.demo)
+    return render_dashboard(settings.cluster_name, settings.region, namespaces, pool_slot_ceilings(settings))
 
 
 # The exporter's objects by kind (renderers/dcgm_exporter_manifests.exporter_objects).
@@ -142,7 +165,7 @@ class Observability(pulumi.ComponentResource):
         aws.cloudwatch.Dashboard(
             f"{name}-gpu-dashboard",
             dashboard_name=f"{settings.cluster_name}-gpu-fleet",
-            dashboard_body=json.dumps(render_dashboard(settings), sort_keys=True),
+            dashboard_body=json.dumps(dashboard(settings), sort_keys=True),
             opts=child,
         )
         self._alarms(name, settings, partition)
@@ -158,7 +181,7 @@ class Observability(pulumi.ComponentResource):
         if self.node_monitoring_agent is not None:
             addons.append(self.node_monitoring_agent)
         before_pods: list[pulumi.Resource] = []
-        for obj in exporter.exporter_objects(args.settings):
+        for obj in exporter.exporter_objects(args.settings.observability):
             kind = obj["kind"]
             # Top-level fields as the typed resources name them (roleRef -> role_ref); nested values stay camelCase.
             fields = {_snake(key): value for key, value in obj.items() if key not in ("apiVersion", "kind")}
@@ -217,7 +240,7 @@ class Observability(pulumi.ComponentResource):
                 endpoint=endpoint,
                 opts=child,
             )
-        for spec in gpu_alarms.alarms(settings):
+        for spec in alarm_specs(settings):
             aws.cloudwatch.MetricAlarm(
                 f"{name}-{spec.name.removeprefix(settings.cluster_name + '-')}",
                 name=spec.name,

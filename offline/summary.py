@@ -51,7 +51,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
 
 
 def _access_lines(settings: StackSettings) -> list[str]:
-    return ["", *matrix_lines(settings)]
+    return ["", *matrix_lines(settings.cluster, settings.labs)]
 
 
 def placeholder_keys(settings: StackSettings) -> list[tuple[str, str]]:
@@ -117,12 +117,15 @@ def _node_repair_lines(settings: StackSettings) -> list[str]:
         f"it stops while more than {MAX_UNHEALTHY_NODES} node of a group is unhealthy and repairs one at a time; "
         "set by a transform at `up` time, so not provable offline; after `up` check "
         "`aws eks describe-nodegroup ... --query nodegroup.nodeRepairConfig`):",
-        *(f"  {group:<22}{'enabled' if on else 'off'}" for group, on in node_repair_by_group(settings)),
+        *(
+            f"  {group:<22}{'enabled' if on else 'off'}"
+            for group, on in node_repair_by_group(settings.gpu_node_group, settings.observability)
+        ),
     ]
 
 
 def _dcgm_engine_lines(settings: StackSettings) -> list[str]:
-    rows = engine_rows(settings)
+    rows = engine_rows(settings.observability, settings.gpu_node_group, settings.karpenter)
     if not rows:
         return []
     lines = [

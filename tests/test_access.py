@@ -115,13 +115,13 @@ def test_a_viewer_in_a_lab_has_both_grants_on_one_entry() -> None:
     labs[0]["members"].append(PREVIEW)
     values["gpu-platform:labs"] = json.dumps(labs)
     settings = load_settings(values)
-    (preview,) = [a for a in access_matrix(settings) if a.principal == PREVIEW]
+    (preview,) = [a for a in access_matrix(settings.cluster, settings.labs) if a.principal == PREVIEW]
     assert [g.policy_arn for g in preview.grants] == [CLUSTER_VIEW_POLICY_ARN, NAMESPACE_EDIT_POLICY_ARN]
     assert [g.keys for g in preview.grants] == [
         ("gpu-platform:cluster.viewerPrincipalArns[0]",),
         ("gpu-platform:labs[0].members[1]",),
     ]
-    assert sum(1 for line in matrix_lines(settings) if line.strip().startswith(PREVIEW)) == 1
+    assert sum(1 for line in matrix_lines(settings.cluster, settings.labs) if line.strip().startswith(PREVIEW)) == 1
 
 
 # --- the component under mocks ------------------------------------------------------------------------------------

@@ -41,6 +41,10 @@ def stack_settings(stack: str, **overrides: Any) -> StackSettings:
     return load_settings(values)
 
 
+def engine_rows(settings: StackSettings) -> list[dcgm_engines.EngineRow]:
+    return dcgm_engines.engine_rows(settings.observability, settings.gpu_node_group, settings.karpenter)
+
+
 def container(daemon_set: dict[str, Any]) -> dict[str, Any]:
     (only,) = daemon_set["spec"]["template"]["spec"]["containers"]
     return only
@@ -55,7 +59,7 @@ def env_of(daemon_set: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_gpu_node_runs_exactly_one_dcgm_engine(stack: str) -> None:
-    rows = dcgm_engines.engine_rows(stack_settings(stack))
+    rows = engine_rows(stack_settings(stack))
     assert rows
     for row in rows:
         # The node monitoring agent's nv-hostengine; the exporter is its client, not a second engine.
@@ -74,7 +78,7 @@ def test_every_gpu_node_runs_exactly_one_dcgm_engine(stack: str) -> None:
 )
 def test_one_engine_whatever_observability_runs(node_repair: bool, gpu_metrics: bool, engine: str | None) -> None:
     settings = stack_settings("staging", observability={"nodeRepair": node_repair, "gpuMetrics": gpu_metrics})
-    for row in dcgm_engines.engine_rows(settings):
+    for row in engine_rows(settings):
         assert row.engines == ((engine,) if engine else ())
 
 
@@ -83,7 +87,7 @@ def test_the_add_ons_own_exporter_would_be_a_second_engine(monkeypatch: pytest.M
     values = observability_config.cloudwatch_observability_configuration()
     values.pop("dcgmExporter")
     monkeypatch.setattr(observability_config, "cloudwatch_observability_configuration", lambda: values)
-    (row,) = dcgm_engines.engine_rows(stack_settings("staging"))
+    (row,) = engine_rows(stack_settings("staging"))
     assert row.engines == ("dcgm-server (eks-node-monitoring-agent)", "dcgm-exporter (amazon-cloudwatch-observability)")
 
 
@@ -136,7 +140,7 @@ def test_exporter_image_is_a_release_with_per_pod_metrics_for_time_slicing() -> 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_exporter_is_configured_for_virtual_gpus(stack: str) -> None:
-    daemon_set = exporter.daemon_set(stack_settings(stack))
+    daemon_set = exporter.daemon_set(stack_settings(stack).observability)
     pod = daemon_set["spec"]["template"]["spec"]
     env = env_of(daemon_set)
     # Per-process metrics need both flags (pkg/cmd/app.go @ 4.5.3-4.8.2) and the host's PIDs (/proc/PID/cgroup).
@@ -156,7 +160,7 @@ def test_exporter_is_configured_for_virtual_gpus(stack: str) -> None:
 
 
 def test_exporter_uses_the_node_monitoring_agents_engine_when_node_repair_is_on() -> None:
-    daemon_set = exporter.daemon_set(stack_settings("staging"))
+    daemon_set = exporter.daemon_set(stack_settings("staging").observability)
     args = container(daemon_set)["args"]
     assert f"--remote-hostengine-info=$(NODE_IP):{DCGM_HOSTENGINE_PORT}" in args
     assert env_of(daemon_set)["NODE_IP"] == {"fieldRef": {"fieldPath": "status.hostIP"}}
@@ -165,13 +169,15 @@ def test_exporter_uses_the_node_monitoring_agents_engine_when_node_repair_is_on(
 
 
 def test_exporter_runs_its_own_engine_without_node_repair() -> None:
-    daemon_set = exporter.daemon_set(stack_settings("staging", observability={"nodeRepair": False, "gpuMetrics": True}))
+    daemon_set = exporter.daemon_set(
+        stack_settings("staging", observability={"nodeRepair": False, "gpuMetrics": True}).observability
+    )
     assert not [a for a in container(daemon_set)["args"] if a.startswith("--remote-hostengine-info")]
     assert container(daemon_set)["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["SYS_ADMIN"]}
 
 
 def test_exporter_files_are_the_ones_its_config_map_and_secret_provide() -> None:
-    daemon_set = exporter.daemon_set(stack_settings("staging"))
+    daemon_set = exporter.daemon_set(stack_settings("staging").observability)
     data = exporter.config_map()["data"]
     mounts = {m["name"]: m["mountPath"] for m in container(daemon_set)["volumeMounts"]}
     volumes = {v["name"]: v for v in daemon_set["spec"]["template"]["spec"]["volumes"]}
@@ -195,7 +201,7 @@ def test_the_agent_finds_the_exporter_as_it_found_the_add_ons() -> None:
     assert service["metadata"]["name"] == "dcgm-exporter-service"
     assert service["metadata"]["namespace"] == CLOUDWATCH_AGENT_NAMESPACE
     assert service["metadata"]["labels"]["k8s-app"] == "dcgm-exporter-service"
-    pod_labels = exporter.daemon_set(stack_settings("staging"))["spec"]["template"]["metadata"]["labels"]
+    pod_labels = exporter.daemon_set(stack_settings("staging").observability)["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= pod_labels.items()
     (port,) = service["spec"]["ports"]
     assert port["port"] == 9400 and port["targetPort"] == "metrics"
@@ -220,12 +226,12 @@ def test_exporter_network_policy_allows_only_scrapes_engine_and_api() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_exporter_objects_validate_strictly(stack: str) -> None:
     settings = stack_settings(stack)
-    for obj in exporter.exporter_objects(settings):
+    for obj in exporter.exporter_objects(settings.observability):
         assert validate_core_object(obj, settings.kubernetes_version) == []
 
 
 def test_gpu_node_allocatable_counts_the_exporters_requests() -> None:
-    requests = container(exporter.daemon_set(stack_settings("staging")))["resources"]["requests"]
+    requests = container(exporter.daemon_set(stack_settings("staging").observability))["resources"]["requests"]
     counted = node_allocatable.gpu_node_daemonsets(gpu_metrics=True, node_repair=True, mps=False)[DCGM_EXPORTER_NAME]
     assert requests == {"cpu": f"{counted.cpu_millicores}m", "memory": f"{counted.memory_mib}Mi"}
 
@@ -241,4 +247,4 @@ def test_plans_create_the_exporter_after_both_add_ons(stack: str, plans: dict[st
         daemon_set["dependencies"]
     )
     manifests = [m for m in plan.objects("DaemonSet") if m["metadata"]["name"] == DCGM_EXPORTER_NAME]
-    assert manifests == [exporter.daemon_set(stack_settings(stack))]
+    assert manifests == [exporter.daemon_set(stack_settings(stack).observability)]

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from components.demo import demo_placement
 from components.facts import gpu_catalog
 from components.facts.constants import (
     GPU_RESOURCE,
@@ -165,7 +166,7 @@ def test_the_demo_fits_on_one_shared_gpu() -> None:
 def test_staging_plan_has_the_demo_after_the_device_plugin(staging_plan: Plan) -> None:
     (deployment,) = staging_plan.objects("Deployment")
     (namespace,) = [ns for ns in staging_plan.objects("Namespace") if ns["metadata"]["name"] == STAGING.demo.namespace]
-    assert deployment == place_demo_deployment(demo_deployment(STAGING.demo), STAGING)
+    assert deployment == place_demo_deployment(demo_deployment(STAGING.demo), demo_placement(STAGING))
     # Staging's demo runs in a lab: the lab's namespace, not one of its own.
     (lab,) = [lab for lab in STAGING.labs if lab.name == STAGING.demo.namespace]
     assert namespace == lab_namespace(lab, STAGING.kubernetes_version)

@@ -8,7 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.demo import DemoWorkload, DemoWorkloadArgs
+from components.demo import DemoWorkload, DemoWorkloadArgs, demo_placement
 from components.device_plugin import DevicePlugin, DevicePluginArgs
 from components.renderers.demo_manifests import (
     demo_deployment,
@@ -134,7 +134,7 @@ def test_the_demo_comes_after_its_namespace_and_every_device_plugin(
     (namespace,) = of_type(registrations, NAMESPACE)
     assert {r.urn for r in of_type(registrations, DAEMON_SET)} | {namespace.urn} <= set(deployment.dependencies)
     assert {k: v for k, v in deployment.inputs.items() if k != "skipAwait"} == place_demo_deployment(
-        demo_deployment(settings.demo), settings
+        demo_deployment(settings.demo), demo_placement(settings)
     )
     assert namespace.inputs == demo_namespace(settings.demo, settings.kubernetes_version)
 

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 import pytest
 import yaml
 
+from components.demo import demo_placement
 from components.facts.constants import (
     AL2023_AMI_KUBERNETES_PATCH,
     EKS_NODE_GROUP_LABEL_KEY,
@@ -25,7 +26,7 @@ from components.facts.constants import (
     managed_gpu_node_group_name,
 )
 from components.renderers.demo_manifests import demo_affinity, demo_deployment, place_demo_deployment
-from components.settings import SUPPORTED_KUBERNETES_VERSIONS, SettingsError, StackSettings, load_settings
+from components.settings import SUPPORTED_KUBERNETES_VERSIONS, SettingsError, StackSettings, capacity, load_settings
 from offline.mocks import availability_zones
 from offline.plan import Plan
 from offline.project_copy import copy_program
@@ -208,13 +209,13 @@ def test_more_demo_pods_than_managed_slots_only_prefer_the_group(managed_group_c
     labs = json.loads(config["gpu-platform:labs"])
     labs[0]["gpuSlots"] = 10
     settings = load_settings(with_value(config, "gpu-platform:labs", labs))
-    affinity = demo_affinity(settings)
+    affinity = demo_affinity(settings.demo, settings.cluster_name, capacity.managed_group_capacity(settings))
     assert affinity is not None
     node_affinity = affinity["nodeAffinity"]
     assert "requiredDuringSchedulingIgnoredDuringExecution" not in node_affinity
     (preference,) = node_affinity["preferredDuringSchedulingIgnoredDuringExecution"]
     assert preference["preference"]["matchExpressions"][0]["key"] == EKS_NODE_GROUP_LABEL_KEY
-    placed = place_demo_deployment(demo_deployment(settings.demo), settings)
+    placed = place_demo_deployment(demo_deployment(settings.demo), demo_placement(settings))
     assert validate_core_object(placed, settings.kubernetes_version) == []
 
 

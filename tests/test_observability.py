@@ -21,8 +21,9 @@ from components.facts.constants import (
     NODE_MONITORING_AGENT_ADDON,
     NODE_MONITORING_AGENT_ADDON_VERSION,
 )
+from components.observability import alarm_specs, dashboard, idle_fleet
 from components.renderers import container_insights_metrics as metrics
-from components.renderers import gpu_alarms, gpu_dashboard, karpenter_manifests
+from components.renderers import gpu_alarms, gpu_capacity, gpu_dashboard, karpenter_manifests
 from components.renderers import observability_config as config
 from components.resources import node_repair
 from components.settings import SettingsError, StackSettings, load_settings
@@ -237,9 +238,17 @@ def _returned_expression(spec: gpu_alarms.AlarmSpec) -> str:
     return expression
 
 
+def _stuck_alarm(settings: StackSettings) -> gpu_alarms.AlarmSpec:
+    return gpu_alarms.stuck_gpu_node_alarm(settings.cluster_name, settings.observability, settings.system_nodes)
+
+
+def _idle_alarm(settings: StackSettings) -> gpu_alarms.AlarmSpec:
+    return gpu_alarms.idle_gpu_alarm(settings.cluster_name, settings.observability, idle_fleet(settings))
+
+
 def test_stuck_gpu_node_alarm_counts_nodes_without_gpus() -> None:
     settings = stack_settings("staging")  # systemNodes: desiredSize 2, maxSize 3
-    spec = gpu_alarms.stuck_gpu_node_alarm(settings)
+    spec = _stuck_alarm(settings)
     expression = _returned_expression(spec)
     samples = gpu_alarms.STUCK_PERIOD_SECONDS // metrics.COLLECTION_INTERVAL_SECONDS
     healthy = _evaluate(expression, {"nodes": 2 + 2, "gpuevents": 2 * samples})  # 2 system + 2 GPU nodes reporting
@@ -255,7 +264,7 @@ def test_stuck_gpu_node_alarm_counts_nodes_without_gpus() -> None:
 @pytest.mark.parametrize(("stack", "system_nodes"), [("staging", 2), ("prod", 3)])
 def test_one_stuck_gpu_node_is_seen_at_the_system_groups_desired_size(stack: str, system_nodes: int) -> None:
     """No blind spot in steady state: the system group runs at desiredSize (nothing resizes it)."""
-    spec = gpu_alarms.stuck_gpu_node_alarm(stack_settings(stack))
+    spec = _stuck_alarm(stack_settings(stack))
     samples = gpu_alarms.STUCK_PERIOD_SECONDS // metrics.COLLECTION_INTERVAL_SECONDS
     stuck = {"nodes": system_nodes + 1, "gpuevents": 0.0}
     assert _evaluate(_returned_expression(spec), stuck) > spec.threshold
@@ -265,7 +274,7 @@ def test_one_stuck_gpu_node_is_seen_at_the_system_groups_desired_size(stack: str
 
 def test_a_system_group_surge_longer_than_the_window_is_the_documented_false_alarm() -> None:
     # docs/gpu-health.md: a rolling update surges the system group above desiredSize; the alarm may fire, then clears.
-    spec = gpu_alarms.stuck_gpu_node_alarm(stack_settings("staging"))
+    spec = _stuck_alarm(stack_settings("staging"))
     samples = gpu_alarms.STUCK_PERIOD_SECONDS // metrics.COLLECTION_INTERVAL_SECONDS
     surge = {"nodes": 3 + 2, "gpuevents": 2.0 * samples}  # 3 system nodes during the update, 2 healthy GPU nodes
     assert _evaluate(_returned_expression(spec), surge) > spec.threshold
@@ -280,10 +289,10 @@ def _idle(spec: gpu_alarms.AlarmSpec, gpu_nodes: float, busiest: float) -> bool:
 def test_intended_idle_nodes_are_the_warm_headroom_and_the_demo() -> None:
     # staging: g4-nodepool warmGpuSlots 3 on g4dn.xlarge (1 GPU x 3 replicas) = 1 node; demo 3 pods x 1 slot = 1 node.
     staging = stack_settings("staging")
-    assert gpu_alarms.intended_idle_gpu_nodes(staging) == 2
+    assert gpu_alarms.intended_idle_gpu_nodes(idle_fleet(staging)) == 2
     no_demo = stack_settings("staging", demo={"enabled": False})
-    assert gpu_alarms.intended_idle_gpu_nodes(no_demo) == 1
-    assert gpu_alarms.intended_idle_gpu_nodes(stack_settings("prod")) == 0  # no warm slots, no demo
+    assert gpu_alarms.intended_idle_gpu_nodes(idle_fleet(no_demo)) == 1
+    assert gpu_alarms.intended_idle_gpu_nodes(idle_fleet(stack_settings("prod"))) == 0  # no warm slots, no demo
 
 
 @pytest.mark.parametrize(("desired", "intended"), [(1, 2), (2, 3)])
@@ -292,13 +301,13 @@ def test_the_managed_groups_floor_is_intended_idle_and_holds_the_demo_first(desi
     # node, so no demo node on Karpenter; + 1 warm-headroom node. desired 1 -> 1 + 1, desired 2 -> 2 + 1.
     group = {"enabled": True, "instanceTypes": ["g4dn.xlarge"], "minSize": 1, "desiredSize": desired, "maxSize": 2}
     settings = stack_settings("staging", gpuNodeGroup=group)
-    assert gpu_alarms.intended_idle_gpu_nodes(settings) == intended
-    assert not _idle(gpu_alarms.idle_gpu_alarm(settings), gpu_nodes=intended, busiest=0.0)
+    assert gpu_alarms.intended_idle_gpu_nodes(idle_fleet(settings)) == intended
+    assert not _idle(_idle_alarm(settings), gpu_nodes=intended, busiest=0.0)
 
 
 def test_idle_gpu_alarm_ignores_intended_idle_capacity() -> None:
     settings = stack_settings("staging")
-    spec = gpu_alarms.idle_gpu_alarm(settings)
+    spec = _idle_alarm(settings)
     threshold = settings.observability.idle_gpu_threshold_percent
     assert not _idle(spec, gpu_nodes=2, busiest=0), "the warm node and the demo's node are idle on purpose"
     assert not _idle(spec, gpu_nodes=2.3, busiest=0), "a node for a few minutes of the hour is no forgotten workload"
@@ -310,7 +319,7 @@ def test_idle_gpu_alarm_uses_threshold_and_hours() -> None:
     settings = stack_settings(
         "prod", observability={"gpuMetrics": True, "idleGpuThresholdPercent": 7, "idleGpuHours": 3}
     )
-    spec = gpu_alarms.idle_gpu_alarm(settings)
+    spec = _idle_alarm(settings)
     assert (spec.evaluation_periods, spec.comparison_operator) == (3, "GreaterThanThreshold")
     assert _idle(spec, gpu_nodes=1, busiest=6.9) and not _idle(spec, gpu_nodes=1, busiest=7)
     metrics = {q.id: (q.metric_name, q.stat, q.period) for q in spec.queries if q.metric_name}
@@ -323,7 +332,7 @@ def test_idle_gpu_alarm_uses_threshold_and_hours() -> None:
 
 
 def test_alarms_use_only_documented_metrics() -> None:
-    names = {q.metric_name for spec in gpu_alarms.alarms(stack_settings("prod")) for q in spec.queries if q.metric_name}
+    names = {q.metric_name for spec in alarm_specs(stack_settings("prod")) for q in spec.queries if q.metric_name}
     assert names and names <= DOCUMENTED_GPU_METRICS
 
 
@@ -362,7 +371,7 @@ def _dashboard_problems(body: dict[str, Any], region: str) -> list[str]:
 @pytest.mark.parametrize("stack", STACKS)
 def test_dashboard_body_has_the_structure_cloudwatch_accepts(stack: str) -> None:
     settings = stack_settings(stack)
-    body = json.loads(json.dumps(gpu_dashboard.render_dashboard(settings)))
+    body = json.loads(json.dumps(dashboard(settings)))
     assert _dashboard_problems(body, settings.region) == []
     titles = [w["properties"].get("title", "") for w in body["widgets"]]
     assert any("per node" in t and "memory" not in t for t in titles) and any("memory" in t for t in titles)
@@ -375,7 +384,7 @@ def test_dashboard_body_has_the_structure_cloudwatch_accepts(stack: str) -> None
 @pytest.mark.parametrize("stack", STACKS)
 def test_dashboard_searches_select_exactly_the_per_node_series(stack: str) -> None:
     # node_gpu_* also exist per GPU device ({..., InstanceType, GpuDevice}); a SEARCH term `NodeName` matched both.
-    body = gpu_dashboard.render_dashboard(stack_settings(stack))
+    body = dashboard(stack_settings(stack))
     searches = [
         row[-1]["expression"]
         for widget in body["widgets"]
@@ -393,9 +402,7 @@ def test_dashboard_shows_gpu_use_per_lab_and_per_pod_of_each_lab() -> None:
         "staging",
         labs=[{"name": "learning-lab", "gpuSlots": 3, "members": []}, {"name": "lab-b", "gpuSlots": 3, "members": []}],
     )
-    widgets = {
-        w["properties"].get("title"): w["properties"] for w in gpu_dashboard.render_dashboard(settings)["widgets"]
-    }
+    widgets = {w["properties"].get("title"): w["properties"] for w in dashboard(settings)["widgets"]}
     (per_lab,) = widgets["GPU utilisation per lab (namespace, %)"]["metrics"]
     assert "AVG(pod_gpu_utilization)" in per_lab[0]["expression"] and "GROUP BY Namespace" in per_lab[0]["expression"]
     # One per-pod widget per lab namespace (and the demo's), each filtered to that namespace.
@@ -418,7 +425,7 @@ def test_dashboard_shows_gpu_use_per_lab_and_per_pod_of_each_lab() -> None:
 
 def test_dashboard_checks_catch_a_broken_body() -> None:
     settings = stack_settings("staging")
-    body = gpu_dashboard.render_dashboard(settings)
+    body = dashboard(settings)
     broken = json.loads(json.dumps(body))
     broken["widgets"][1]["properties"]["region"] = "eu-west-1"
     broken["widgets"][2]["properties"]["metrics"] = [
@@ -431,10 +438,10 @@ def test_dashboard_checks_catch_a_broken_body() -> None:
 
 def test_dashboard_draws_each_pools_slot_ceiling() -> None:
     # staging: g4-nodepool gpuLimit 8 at 3 replicas; its managed GPU group is disabled (warm headroom instead).
-    assert gpu_dashboard.pool_slot_ceilings(stack_settings("staging")) == {"g4-nodepool": 8 * 3}
+    assert gpu_capacity.pool_slot_ceilings(stack_settings("staging")) == {"g4-nodepool": 8 * 3}
     # with the managed group on: 1 x g4dn.xlarge (1 GPU) at maxSize 1, 3 replicas.
     with_group = stack_settings("staging", gpuNodeGroup={"enabled": True, "minSize": 1, "desiredSize": 1, "maxSize": 1})
-    assert gpu_dashboard.pool_slot_ceilings(with_group) == {"g4-nodepool": 24, "managed-gpu-group": 3}
+    assert gpu_capacity.pool_slot_ceilings(with_group) == {"g4-nodepool": 24, "managed-gpu-group": 3}
 
 
 # --- Karpenter node repair ----------------------------------------------------------------------------
@@ -541,7 +548,7 @@ def test_plans_contain_dashboard_alarms_and_encrypted_topic(stack: str, plans: d
     key = plan.by_urn(next(u for u in topic["dependencies"] if plan.by_urn(u)["type"] == "aws:kms/key:Key"))
     assert topic["inputs"]["kmsMasterKeyId"] and key["inputs"]["enableKeyRotation"] is True
     alarms = plan.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")
-    assert sorted(a["inputs"]["name"] for a in alarms) == sorted(s.name for s in gpu_alarms.alarms(settings))
+    assert sorted(a["inputs"]["name"] for a in alarms) == sorted(s.name for s in alarm_specs(settings))
     assert all(topic["urn"] in a["dependencies"] and a["inputs"]["alarmActions"] for a in alarms)
     (topic_policy,) = plan.of_type("aws:sns/topicPolicy:TopicPolicy")
     assert topic["urn"] in topic_policy["dependencies"]

@@ -258,7 +258,7 @@ def test_every_assumed_role_has_the_access_its_pulumi_step_needs(
     workflows: dict[str, dict[str, Any]], stack: str
 ) -> None:
     settings = load_settings(read_stack_config(PROJECT_DIR, stack).values)
-    matrix = access_matrix(settings)
+    matrix = access_matrix(settings.cluster, settings.labs)
     checked = []
     for workflow in workflows.values():
         for _, job, step in _pulumi_steps(workflow):

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from components.facts.constants import CLUSTER_ADMIN_POLICY_ARN, CLUSTER_VIEW_POLICY_ARN, NAMESPACE_EDIT_POLICY_ARN
-from components.settings import StackSettings
+from components.settings import ClusterSettings, LabSettings
 
 # A DNS label (RFC 1123): the key also ends up in resource names, so it must be safe there.
 _MAX_SLUG = 63
@@ -109,13 +109,12 @@ class PrincipalAccess:
     creator: bool = False
 
 
-def access_matrix(settings: StackSettings) -> list[PrincipalAccess]:
+def access_matrix(cluster: ClusterSettings, labs: Sequence[LabSettings]) -> list[PrincipalAccess]:
     """The creator first, then every explicit principal (sorted by ARN) with its grants.
 
     Settings validation already rejects conflicting listings (deployer in any list, admin also viewer or lab
     member); a viewer may also be a lab member (cluster view plus edit in its labs).
     """
-    cluster = settings.cluster
     creator = PrincipalAccess(
         cluster.deployer_principal_arn or UNKNOWN_DEPLOYER,
         (Grant("cluster admin", "cluster-admin", CLUSTER_ADMIN_POLICY_ARN, "cluster", keys=(DEPLOYER_KEY,)),),
@@ -133,7 +132,7 @@ def access_matrix(settings: StackSettings) -> list[PrincipalAccess]:
         )
         grants.setdefault(arn, []).append(grant)
     lab_keys: dict[str, list[tuple[str, str]]] = {}
-    for lab_index, lab in enumerate(settings.labs):
+    for lab_index, lab in enumerate(labs):
         for member_index, member in enumerate(lab.members):
             lab_keys.setdefault(member, []).append(
                 (lab.name, f"gpu-platform:labs[{lab_index}].members[{member_index}]")
@@ -153,15 +152,15 @@ def access_matrix(settings: StackSettings) -> list[PrincipalAccess]:
     return [creator, *explicit]
 
 
-def explicit_entries(settings: StackSettings) -> list[PrincipalAccess]:
+def explicit_entries(cluster: ClusterSettings, labs: Sequence[LabSettings]) -> list[PrincipalAccess]:
     """The principals this program creates an access entry for (everyone but the creator)."""
-    return [access for access in access_matrix(settings) if not access.creator]
+    return [access for access in access_matrix(cluster, labs) if not access.creator]
 
 
-def matrix_lines(settings: StackSettings) -> list[str]:
+def matrix_lines(cluster: ClusterSettings, labs: Sequence[LabSettings]) -> list[str]:
     """The synth summary's access matrix: principal -> access -> the config key granting it."""
     lines = ["Access matrix (EKS access entries; one per principal, its role set by policy associations):"]
-    for access in access_matrix(settings):
+    for access in access_matrix(cluster, labs):
         note = f"  [{CREATOR_REASON}]" if access.creator else f"  [entry '{principal_slug(access.principal)}']"
         lines.append(f"  {access.principal}{note}")
         for grant in access.grants:

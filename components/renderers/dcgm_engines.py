@@ -1,10 +1,11 @@
 """Which DaemonSets run a DCGM host engine on each kind of GPU node, read from the rendered configuration.
 
-Pure: settings in, rows out. NVIDIA's profiling fields are exclusive per GPU, so two host engines on one
-node fight over them (aws/eks-node-monitoring-agent#256), and the node monitoring agent can then report
-`AcceleratedHardwareReady=False` on a healthy node (aws/containers-roadmap#2763). The platform keeps exactly
-one engine per GPU node; this module derives, from the add-on configuration values and the DaemonSet the
-stack renders, what runs one, so the synth summary and the tests read the same answer:
+Pure: the observability, managed GPU group and Karpenter sections in, rows out. NVIDIA's profiling fields
+are exclusive per GPU, so two host engines on one node fight over them (aws/eks-node-monitoring-agent#256),
+and the node monitoring agent can then report `AcceleratedHardwareReady=False` on a healthy node
+(aws/containers-roadmap#2763). The platform keeps exactly one engine per GPU node; this module derives, from
+the add-on configuration values and the DaemonSet the stack renders, what runs one, so the synth summary and
+the tests read the same answer:
 
 - `dcgm-server` (eks-node-monitoring-agent): runs `nv-hostengine -n -b ALL` whenever the add-on is installed;
   chart v1.6.6 has no switch for it (charts/configuration.schema.json `DCGMAgent`: affinity, tolerations,
@@ -30,7 +31,7 @@ from components.facts.constants import (
 from components.renderers import dcgm_exporter_manifests as exporter
 from components.renderers import observability_config as addons
 from components.renderers.gpu_capacity import MANAGED_GROUP_POOL
-from components.settings import StackSettings
+from components.settings import GpuNodeGroupSettings, KarpenterSettings, ObservabilitySettings
 
 # aws/eks-node-monitoring-agent charts/eks-node-monitoring-agent/values.yaml @ v1.6.6, `dcgmAgent.affinity`
 # (node.kubernetes.io/instance-type In ...): the NVIDIA types of this platform's GPU catalog that it lists.
@@ -80,11 +81,10 @@ class EngineRow:
     clients: tuple[str, ...]  # DaemonSets connecting to an engine they do not run
 
 
-def engines_on(settings: StackSettings, instance_types: tuple[str, ...]) -> tuple[list[str], list[str]]:
+def engines_on(observability: ObservabilitySettings, instance_types: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """(DaemonSets running a host engine, DaemonSets using a remote one) on GPU nodes of these types."""
     engines: list[str] = []
     clients: list[str] = []
-    observability = settings.observability
     if observability.node_repair:
         values = addons.node_monitoring_agent_configuration()
         dcgm_agent = values.get("dcgmAgent", {})
@@ -99,7 +99,7 @@ def engines_on(settings: StackSettings, instance_types: tuple[str, ...]) -> tupl
         tolerations = dcgm.get("tolerations", values.get("tolerations", []))
         if dcgm.get("enabled", True) and _lands_on_gpu_nodes(tolerations):
             engines.append(f"{CLOUDWATCH_DCGM_EXPORTER} ({CLOUDWATCH_OBSERVABILITY_ADDON})")
-        daemon_set = exporter.daemon_set(settings)
+        daemon_set = exporter.daemon_set(observability)
         pod = daemon_set["spec"]["template"]["spec"]
         if _lands_on_gpu_nodes(pod["tolerations"]):
             name = daemon_set["metadata"]["name"]
@@ -112,15 +112,17 @@ def engines_on(settings: StackSettings, instance_types: tuple[str, ...]) -> tupl
     return engines, clients
 
 
-def engine_rows(settings: StackSettings) -> list[EngineRow]:
+def engine_rows(
+    observability: ObservabilitySettings, gpu_node_group: GpuNodeGroupSettings, karpenter: KarpenterSettings
+) -> list[EngineRow]:
     """Per kind of GPU node the stack can launch (managed group, each Karpenter pool): its DCGM engines."""
     kinds: list[tuple[str, tuple[str, ...]]] = []
-    if settings.gpu_node_group.enabled:
-        kinds.append((MANAGED_GROUP_POOL, tuple(sorted(settings.gpu_node_group.instance_types))))
-    if settings.karpenter.enabled:
-        kinds += [(pool.name, pool.selected_instance_types) for pool in settings.karpenter.node_pools]
+    if gpu_node_group.enabled:
+        kinds.append((MANAGED_GROUP_POOL, tuple(sorted(gpu_node_group.instance_types))))
+    if karpenter.enabled:
+        kinds += [(pool.name, pool.selected_instance_types) for pool in karpenter.node_pools]
     rows = []
     for pool, instance_types in kinds:
-        engines, clients = engines_on(settings, instance_types)
+        engines, clients = engines_on(observability, instance_types)
         rows.append(EngineRow(pool, instance_types, tuple(engines), tuple(clients)))
     return rows

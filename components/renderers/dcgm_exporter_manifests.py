@@ -1,7 +1,7 @@
 """The platform's dcgm-exporter: GPU metrics per node, per lab and per pod on shared GPUs, as plain manifests.
 
-Pure: settings in, dicts out. Why the platform runs its own exporter instead of the CloudWatch add-on's
-(docs/gpu-health.md has the whole argument):
+Pure: the observability section in, dicts out. Why the platform runs its own exporter instead of the
+CloudWatch add-on's (docs/gpu-health.md has the whole argument):
 
 - **One DCGM host engine per GPU node.** With node repair on, the node monitoring agent's `dcgm-server`
   runs `nv-hostengine` (aws/eks-node-monitoring-agent charts/eks-node-monitoring-agent/templates/
@@ -49,7 +49,7 @@ from components.renderers.manifest_helpers import (
     config_checksum,
     plain_manifest,
 )
-from components.settings import StackSettings
+from components.settings import ObservabilitySettings
 
 Manifest = dict[str, Any]
 
@@ -92,9 +92,9 @@ EXPORTER_CHECKOV_SKIPS: Final = {
 }
 
 
-def uses_remote_hostengine(settings: StackSettings) -> bool:
+def uses_remote_hostengine(observability: ObservabilitySettings) -> bool:
     """True when the node monitoring agent's nv-hostengine is on every GPU node (node repair on)."""
-    return settings.observability.node_repair
+    return observability.node_repair
 
 
 def counters_csv() -> str:
@@ -155,16 +155,16 @@ def cluster_role_binding() -> Manifest:
     )
 
 
-def exporter_args(settings: StackSettings) -> list[str]:
+def exporter_args(observability: ObservabilitySettings) -> list[str]:
     args = [f"--collectors={CONFIG_DIR}/counters.csv", f"--web-config-file={CONFIG_DIR}/web-config.yaml"]
-    if uses_remote_hostengine(settings):
+    if uses_remote_hostengine(observability):
         # The agent's dcgm-server publishes nv-hostengine on the node's port 5555 (hostPort).
         args.append(f"{REMOTE_HOSTENGINE_FLAG}=$(NODE_IP):{DCGM_HOSTENGINE_PORT}")
     return args
 
 
-def _container(settings: StackSettings) -> Manifest:
-    remote = uses_remote_hostengine(settings)
+def _container(observability: ObservabilitySettings) -> Manifest:
+    remote = uses_remote_hostengine(observability)
     # Embedded mode runs the engine in this container: profiling fields (DCGM_FI_PROF_*) need SYS_ADMIN there
     # (NVIDIA/dcgm-exporter docker/Dockerfile @ 4.5.3-4.8.2, "Security Note"). A remote engine does that itself.
     capabilities: Manifest = {"drop": ["ALL"], **({} if remote else {"add": ["SYS_ADMIN"]})}
@@ -172,7 +172,7 @@ def _container(settings: StackSettings) -> Manifest:
         "name": "exporter",
         "image": DCGM_EXPORTER_IMAGE,
         "imagePullPolicy": "IfNotPresent",
-        "args": exporter_args(settings),
+        "args": exporter_args(observability),
         "env": [
             {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
             {"name": "KUBERNETES_VIRTUAL_GPUS", "value": "true"},
@@ -203,8 +203,8 @@ def _container(settings: StackSettings) -> Manifest:
     }
 
 
-def daemon_set(settings: StackSettings) -> Manifest:
-    config_text = counters_csv() + WEB_CONFIG + " ".join(exporter_args(settings))
+def daemon_set(observability: ObservabilitySettings) -> Manifest:
+    config_text = counters_csv() + WEB_CONFIG + " ".join(exporter_args(observability))
     selector = {"app.kubernetes.io/name": DCGM_EXPORTER_NAME}
     tls_items = [{"key": "tls.crt", "path": "tls.crt"}, {"key": "tls.key", "path": "tls.key"}]
     return plain_manifest(
@@ -226,7 +226,7 @@ def daemon_set(settings: StackSettings) -> Manifest:
                         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
                         "nodeSelector": {GPU_LABEL_KEY: GPU_LABEL_VALUE},
                         "tolerations": [dict(GPU_TOLERATION)],
-                        "containers": [_container(settings)],
+                        "containers": [_container(observability)],
                         "volumes": [
                             {"name": "pod-gpu-resources", "hostPath": {"path": POD_RESOURCES_DIR, "type": "Directory"}},
                             {"name": "config", "configMap": {"name": DCGM_EXPORTER_NAME}},
@@ -281,7 +281,7 @@ def network_policy() -> Manifest:
     )
 
 
-def exporter_objects(settings: StackSettings) -> list[Manifest]:
+def exporter_objects(observability: ObservabilitySettings) -> list[Manifest]:
     """Every object of the exporter, in creation order (RBAC, config and its NetworkPolicy before the pods)."""
     return [
         service_account(),
@@ -289,6 +289,6 @@ def exporter_objects(settings: StackSettings) -> list[Manifest]:
         cluster_role_binding(),
         config_map(),
         network_policy(),
-        daemon_set(settings),
+        daemon_set(observability),
         service(),
     ]

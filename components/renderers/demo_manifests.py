@@ -13,7 +13,8 @@ Two rules keep the demo from holding `up` or buying GPUs twice:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from components.facts.constants import (
@@ -35,7 +36,7 @@ from components.renderers.manifest_helpers import (
     deny_all_network_policy,
     plain_manifest,
 )
-from components.settings import DemoSettings, StackSettings, capacity
+from components.settings import DemoSettings, LabSettings, capacity
 
 DEMO_APP = "learning-lab"
 DEMO_GPUS_PER_POD = 1
@@ -161,41 +162,53 @@ def demo_network_policy(demo: DemoSettings) -> Manifest:
 SKIP_AWAIT_ANNOTATION = {"pulumi.com/skipAwait": "true"}
 
 
-def demo_affinity(settings: StackSettings) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class DemoPlacement:
+    """Where the demo's pods go and how long they live: the demo, the cluster, the managed GPU group, the labs."""
+
+    demo: DemoSettings
+    cluster_name: str
+    managed_group: capacity.PoolCapacity | None  # the managed GPU group's capacity; None while the group is disabled
+    labs: tuple[LabSettings, ...]
+
+
+def demo_affinity(
+    demo: DemoSettings, cluster_name: str, managed_group: capacity.PoolCapacity | None
+) -> dict[str, Any] | None:
     """Node affinity of the demo pods: pinned to, or preferring, the managed GPU group; None without it."""
-    if not settings.gpu_node_group.enabled:
+    if managed_group is None:
         return None
     term = {
         "matchExpressions": [
             {
                 "key": EKS_NODE_GROUP_LABEL_KEY,
                 "operator": "In",
-                "values": [managed_gpu_node_group_name(settings.cluster_name)],
+                "values": [managed_gpu_node_group_name(cluster_name)],
             }
         ]
     }
-    if settings.demo.replicas <= capacity.managed_group_slots(settings):
+    if demo.replicas <= managed_group.desired_slots:
         return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
     return {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "preference": term}]}}
 
 
-def demo_is_session_pod(settings: StackSettings) -> bool:
+def demo_is_session_pod(demo: DemoSettings, labs: Sequence[LabSettings]) -> bool:
     """True when the demo runs in a lab that has a timetable (its pods then live through every session)."""
-    return any(lab.name == settings.demo.namespace and lab.sessions for lab in settings.labs)
+    return any(lab.name == demo.namespace and lab.sessions for lab in labs)
 
 
-def place_demo_deployment(deployment: dict[str, Any], settings: StackSettings) -> dict[str, Any]:
+def place_demo_deployment(deployment: dict[str, Any], placement: DemoPlacement) -> dict[str, Any]:
     """The rendered demo Deployment with the skip-await annotation and its node affinity."""
     metadata = {
         **deployment["metadata"],
         "annotations": {**deployment["metadata"].get("annotations", {}), **SKIP_AWAIT_ANNOTATION},
     }
     pod_spec = dict(deployment["spec"]["template"]["spec"])
-    affinity = demo_affinity(settings)
+    affinity = demo_affinity(placement.demo, placement.cluster_name, placement.managed_group)
     if affinity is not None:
         pod_spec["affinity"] = affinity
     template = {**deployment["spec"]["template"], "spec": pod_spec}
-    if demo_is_session_pod(settings):
+    if demo_is_session_pod(placement.demo, placement.labs):
         # Its pods are class pods: consolidation never takes their node, and expiry waits for them up to the
         # pool's terminationGracePeriod, which the settings size to the longest session (docs/timetable.md).
         pod_meta = template.get("metadata", {})

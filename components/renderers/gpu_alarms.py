@@ -1,7 +1,7 @@
 """The GPU alarms as plain data: a GPU node stuck without `nvidia.com/gpu`, and GPU nodes idling beyond the intended.
 
-Pure: settings in, `AlarmSpec`s out (CloudWatch PutMetricAlarm with metric math over the Container Insights
-metrics in `container_insights_metrics`). `components/observability.py` turns them into MetricAlarms.
+Pure: the sections and capacity rows they read in, `AlarmSpec`s out (CloudWatch PutMetricAlarm with metric
+math over the Container Insights metrics in `container_insights_metrics`). `components/observability.py` turns them into MetricAlarms.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from components.renderers.container_insights_metrics import (
     NODE_GPU_UTILIZATION,
 )
 from components.renderers.demo_manifests import DEMO_GPUS_PER_POD
-from components.renderers.gpu_capacity import capacity_rows, warm_headroom_rows
-from components.settings import StackSettings, capacity
+from components.renderers.gpu_capacity import CapacityRow, WarmHeadroomRow
+from components.settings import DemoSettings, GpuNodeGroupSettings, ObservabilitySettings, SystemNodeGroupSettings
 
 STUCK_PERIOD_SECONDS: Final = 300
 IDLE_PERIOD_SECONDS: Final = 3600
@@ -48,7 +48,9 @@ class AlarmSpec:
     treat_missing_data: str
 
 
-def stuck_gpu_node_alarm(settings: StackSettings) -> AlarmSpec:
+def stuck_gpu_node_alarm(
+    cluster_name: str, observability: ObservabilitySettings, system_nodes: SystemNodeGroupSettings
+) -> AlarmSpec:
     """GPU nodes that joined but advertise no `nvidia.com/gpu` (driver or device plugin failure).
 
     The agent publishes `node_gpu_limit` only for nodes whose GPU capacity is not 0 (otel-contrib
@@ -62,13 +64,12 @@ def stuck_gpu_node_alarm(settings: StackSettings) -> AlarmSpec:
     at maxSize instead would hide (maxSize - desiredSize) stuck GPU nodes all the time (README
     "GPU fleet health": the trade-off).
     """
-    observability = settings.observability
     samples_per_node = STUCK_PERIOD_SECONDS // COLLECTION_INTERVAL_SECONDS
-    system_nodes = settings.system_nodes.desired_size
+    system_desired = system_nodes.desired_size
     return AlarmSpec(
-        name=f"{settings.cluster_name}-stuck-gpu-node",
+        name=f"{cluster_name}-stuck-gpu-node",
         description=(
-            f"A GPU node of {settings.cluster_name} has advertised no nvidia.com/gpu for "
+            f"A GPU node of {cluster_name} has advertised no nvidia.com/gpu for "
             f"{observability.stuck_gpu_node_minutes} minutes (driver or device plugin failure). Node repair "
             "does not cover it: find it with `kubectl get nodes -l nvidia.com/gpu=true` and delete its NodeClaim."
         ),
@@ -80,7 +81,7 @@ def stuck_gpu_node_alarm(settings: StackSettings) -> AlarmSpec:
             MetricQuery("gpuevents", NODE_GPU_LIMIT, "SampleCount", STUCK_PERIOD_SECONDS),
             MetricQuery(
                 "stuck",
-                expression=f"nodes - FILL(gpuevents, 0) / {samples_per_node} - {system_nodes}",
+                expression=f"nodes - FILL(gpuevents, 0) / {samples_per_node} - {system_desired}",
                 label="GPU nodes without nvidia.com/gpu",
                 return_data=True,
             ),
@@ -90,7 +91,18 @@ def stuck_gpu_node_alarm(settings: StackSettings) -> AlarmSpec:
     )
 
 
-def intended_idle_gpu_nodes(settings: StackSettings) -> int:
+@dataclass(frozen=True)
+class IdleFleet:
+    """What idles on purpose, as the idle alarm counts it: the managed group, the demo, the pools' warm headroom."""
+
+    gpu_node_group: GpuNodeGroupSettings
+    demo: DemoSettings
+    managed_group_slots: int  # slots the managed group's desired nodes offer (0 while it is disabled)
+    capacity_rows: tuple[CapacityRow, ...]  # every pool and instance type (gpu_capacity.capacity_rows)
+    warm_rows: tuple[WarmHeadroomRow, ...]  # the warm headroom's nodes (gpu_capacity.warm_headroom_rows)
+
+
+def intended_idle_gpu_nodes(fleet: IdleFleet) -> int:
     """GPU nodes that may run idle on purpose: the managed group's floor, the warm headroom's, the demo's.
 
     Managed GPU group: its desiredSize nodes are always on (nothing resizes the group), and the demo
@@ -99,31 +111,30 @@ def intended_idle_gpu_nodes(settings: StackSettings) -> int:
     stack asks for: its slots beyond what the managed group holds count as intended Karpenter nodes, on
     the instance type with the fewest slots per node.
     """
-    group = settings.gpu_node_group
+    group = fleet.gpu_node_group
     floor = group.desired_size if group.enabled else 0
     warm: dict[str, int] = {}
-    for row in warm_headroom_rows(settings):
+    for row in fleet.warm_rows:
         warm[row.pool] = max(warm.get(row.pool, 0), row.nodes_held)
-    demo_slots = settings.demo.replicas * DEMO_GPUS_PER_POD if settings.demo.enabled else 0
-    demo_slots = max(0, demo_slots - capacity.managed_group_slots(settings))
-    slots_per_node = [row.schedulable_per_node for row in capacity_rows(settings)]
+    demo_slots = fleet.demo.replicas * DEMO_GPUS_PER_POD if fleet.demo.enabled else 0
+    demo_slots = max(0, demo_slots - fleet.managed_group_slots)
+    slots_per_node = [row.schedulable_per_node for row in fleet.capacity_rows]
     demo_nodes = math.ceil(demo_slots / min(slots_per_node)) if demo_slots and slots_per_node else 0
     return floor + sum(warm.values()) + demo_nodes
 
 
-def idle_gpu_alarm(settings: StackSettings) -> AlarmSpec:
+def idle_gpu_alarm(cluster_name: str, observability: ObservabilitySettings, fleet: IdleFleet) -> AlarmSpec:
     """More GPU nodes than the intended idle ones run for N hours while even the busiest GPU stays below the threshold.
 
     `node_gpu_limit` events per hour / events per node per hour = GPU nodes averaged over the hour. An extra
     node must run for more than half the hour (+0.5) so a sample of jitter never counts as a node.
     """
-    observability = settings.observability
-    intended = intended_idle_gpu_nodes(settings)
+    intended = intended_idle_gpu_nodes(fleet)
     samples_per_node = IDLE_PERIOD_SECONDS // COLLECTION_INTERVAL_SECONDS
     return AlarmSpec(
-        name=f"{settings.cluster_name}-idle-gpus",
+        name=f"{cluster_name}-idle-gpus",
         description=(
-            f"More than {intended} GPU node(s) of {settings.cluster_name} (the warm slots' nodes and the demo's, "
+            f"More than {intended} GPU node(s) of {cluster_name} (the warm slots' nodes and the demo's, "
             f"idle on purpose) have run for {observability.idle_gpu_hours} hour(s) while every GPU stayed below "
             f"{observability.idle_gpu_threshold_percent}% utilisation: a forgotten lab workload is burning money. "
             "The GPU dashboard's widget 'Least busy GPU pods' names them per namespace and pod (per-pod GPU use from "
@@ -150,5 +161,10 @@ def idle_gpu_alarm(settings: StackSettings) -> AlarmSpec:
     )
 
 
-def alarms(settings: StackSettings) -> tuple[AlarmSpec, ...]:
-    return (stuck_gpu_node_alarm(settings), idle_gpu_alarm(settings))
+def alarms(
+    cluster_name: str, observability: ObservabilitySettings, system_nodes: SystemNodeGroupSettings, fleet: IdleFleet
+) -> tuple[AlarmSpec, ...]:
+    return (
+        stuck_gpu_node_alarm(cluster_name, observability, system_nodes),
+        idle_gpu_alarm(cluster_name, observability, fleet),
+    )

@@ -1,6 +1,6 @@
 """The GPU fleet CloudWatch dashboard body, as a plain dict (`json.dumps` it for `dashboard_body`).
 
-Pure: settings in, dict out. Structure: the CloudWatch dashboard body
+Pure: the cluster, its labs and its pools' slot ceilings in, dict out. Structure: the CloudWatch dashboard body
 (`widgets[]` with `type`, `x`, `y`, `width`, `height`, `properties`; metric widgets with `metrics`,
 `region`, `view`, `period`, `stat`, `title`). Every metric is a Container Insights one AWS documents
 (see `components/renderers/container_insights_metrics.py`).
@@ -8,6 +8,7 @@ Pure: settings in, dict out. Structure: the CloudWatch dashboard body
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from components.renderers.container_insights_metrics import (
@@ -21,8 +22,7 @@ from components.renderers.container_insights_metrics import (
     POD_GPU_REQUEST,
     POD_GPU_UTILIZATION,
 )
-from components.renderers.gpu_capacity import pool_slot_ceilings
-from components.settings import StackSettings
+from components.settings import DemoSettings, LabSettings
 
 GRID_WIDTH: Final = 24  # CloudWatch dashboards are 24 columns wide
 WIDGET_HEIGHT: Final = 6
@@ -36,9 +36,9 @@ LAB_SCHEMA: Final = ("ClusterName", "Namespace")
 POD_SCHEMA: Final = ("ClusterName", "Namespace", "PodName")
 
 
-def _intro(settings: StackSettings) -> str:
+def _intro(cluster_name: str) -> str:
     return (
-        f"# GPU fleet of {settings.cluster_name}\n"
+        f"# GPU fleet of {cluster_name}\n"
         "Utilisation and memory **per GPU node**, and **per lab (namespace) and per pod**: the platform's "
         "dcgm-exporter reports each process of a shared (time-sliced) GPU and maps it to its pod "
         f"(`KUBERNETES_VIRTUAL_GPUS`, [dcgm-exporter#594]({DCGM_EXPORTER_PR})); a pod's figure is its own "
@@ -67,11 +67,11 @@ def _insights(
     return f"{query} {tail}" if tail else query
 
 
-def lab_namespaces(settings: StackSettings) -> list[str]:
+def lab_namespaces(labs: Sequence[LabSettings], demo: DemoSettings) -> list[str]:
     """Namespaces whose pods use GPU slots: every lab, and the demo's."""
-    names = [lab.name for lab in settings.labs]
-    if settings.demo.enabled:
-        names.append(settings.demo.namespace)
+    names = [lab.name for lab in labs]
+    if demo.enabled:
+        names.append(demo.namespace)
     return sorted(set(names))
 
 
@@ -101,14 +101,16 @@ def _metric_widget(
     }
 
 
-def render_dashboard(settings: StackSettings) -> dict[str, Any]:
-    cluster, region = settings.cluster_name, settings.region
+def render_dashboard(
+    cluster: str, region: str, namespaces: Sequence[str], slot_ceilings: Mapping[str, int]
+) -> dict[str, Any]:
+    """The dashboard of one cluster: a widget per namespace (`lab_namespaces`), a line per pool's max slots."""
     node_schema = ", ".join(NODE_SCHEMA)
     lab_schema, pod_schema = ", ".join(LAB_SCHEMA), ", ".join(POD_SCHEMA)
-    ceilings = [{"label": f"{pool} max slots", "value": slots} for pool, slots in pool_slot_ceilings(settings).items()]
+    ceilings = [{"label": f"{pool} max slots", "value": slots} for pool, slots in slot_ceilings.items()]
     half = GRID_WIDTH // 2
     widgets = [
-        {"type": "text", "x": 0, "y": 0, "width": GRID_WIDTH, "height": 3, "properties": {"markdown": _intro(settings)}},
+        {"type": "text", "x": 0, "y": 0, "width": GRID_WIDTH, "height": 3, "properties": {"markdown": _intro(cluster)}},
         _metric_widget(
             0, 3, "GPU utilisation per node (%)",
             [("", _search(NODE_GPU_UTILIZATION, NODE_SCHEMA, cluster, "Average", NODE_PERIOD_SECONDS))],
@@ -150,7 +152,7 @@ def render_dashboard(settings: StackSettings) -> dict[str, Any]:
             IDLE_LIST_PERIOD_SECONDS, region,
         ),
     ]  # fmt: skip
-    for index, namespace in enumerate(lab_namespaces(settings)):
+    for index, namespace in enumerate(namespaces):
         where = f" AND Namespace = '{namespace}'"
         widgets.append(
             _metric_widget(

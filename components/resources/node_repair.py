@@ -12,7 +12,7 @@ from typing import Final
 
 import pulumi
 
-from components.settings import StackSettings
+from components.settings import GpuNodeGroupSettings, ObservabilitySettings
 
 NODE_GROUP_TYPE: Final = "aws:eks/nodeGroup:NodeGroup"
 # EKS repairs with the node monitoring agent's conditions (and NodeReady); an unhealthy node is replaced.
@@ -40,11 +40,13 @@ def enable_node_repair(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTra
     )
 
 
-def node_repair_transforms(settings: StackSettings) -> list[pulumi.ResourceTransform]:
-    return [enable_node_repair] if settings.observability.node_repair else []
+def node_repair_transforms(observability: ObservabilitySettings) -> list[pulumi.ResourceTransform]:
+    return [enable_node_repair] if observability.node_repair else []
 
 
-def node_repair_by_group(settings: StackSettings) -> list[tuple[str, bool]]:
+def node_repair_by_group(
+    gpu_node_group: GpuNodeGroupSettings, observability: ObservabilitySettings
+) -> list[tuple[str, bool]]:
     """(config key of each managed node group the stack creates, whether the transform sets nodeRepairConfig)."""
-    groups = ["systemNodes", *(["gpuNodeGroup"] if settings.gpu_node_group.enabled else [])]
-    return [(group, settings.observability.node_repair) for group in groups]
+    groups = ["systemNodes", *(["gpuNodeGroup"] if gpu_node_group.enabled else [])]
+    return [(group, observability.node_repair) for group in groups]
