@@ -60,8 +60,8 @@ class PoolTimetable:
 
 
 def pools_with_sessions(pools: Sequence[PoolTimetable]) -> tuple[PoolTimetable, ...]:
-    """The pools that serve a session, of the Karpenter pools (none while Karpenter is off)."""
-    return tuple(pool for pool in pools if pool.sessions)
+    """Those of `pools` (every Karpenter pool; none while Karpenter is off) that serve a lab session."""
+    return tuple(served for served in pools if served.sessions)
 
 
 def _labels(pool: str | None = None) -> dict[str, str]:
