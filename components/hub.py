@@ -27,7 +27,7 @@ from components.facts.constants import (
     NFS_PORT,
     SYSTEM_NAMESPACE,
 )
-from components.renderers import hub_storage, hub_values
+from components.renderers import hub_profiles, hub_storage, hub_values
 from components.resources.pod_identity_role import pod_identity_role
 from components.settings import LabSettings, StackSettings
 
@@ -67,7 +67,7 @@ class LabHubs(pulumi.ComponentResource):
         mount_targets = self._mount_targets(name, args)
         efs_csi = self._efs_csi_driver(name, args, mount_targets)
         self.charts = {}
-        for lab in hub_storage.hub_labs(settings):
+        for lab in hub_storage.hub_labs(settings.labs):
             self.charts[lab.name] = self._lab_hub(name, args, lab, efs_csi)
         self.register_outputs({"fileSystemId": self.file_system.id, "hubs": list(self.charts)})
 
@@ -147,7 +147,12 @@ class LabHubs(pulumi.ComponentResource):
             allow_volume_expansion=manifest["allowVolumeExpansion"],
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[efs_csi]),
         )
-        values = _with_secrets(hub_values.chart_values(settings, lab, hub_storage.storage_class_name(lab)))
+        assert lab.hub is not None
+        pools = [
+            hub_profiles.ProfilePool(pool, settings.sharing_for(pool), settings.warm_slot_shape_for(pool))
+            for pool in settings.hub_pools(lab.hub)
+        ]
+        values = _with_secrets(hub_values.chart_values(lab, hub_storage.storage_class_name(lab), pools))
         return k8s.helm.v4.Chart(
             f"{name}-{lab.name}",
             name=hub_values.HUB_RELEASE,

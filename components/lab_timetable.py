@@ -46,9 +46,15 @@ class LabTimetable(pulumi.ComponentResource):
         in_namespace = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespace]))
         self._create(name, timetable_manifests.network_policy(), in_namespace)
         self.cronjobs = []
-        for pool in timetable_manifests.pools_with_sessions(settings):
+        pools = settings.karpenter.node_pools if settings.karpenter.enabled else []
+        timetables = [
+            timetable_manifests.PoolTimetable(pool, settings.sessions_on(pool), settings.timetable_lead_minutes(pool))
+            for pool in pools
+        ]
+        for served in timetable_manifests.pools_with_sessions(timetables):
+            pool = served.pool
             created: list[pulumi.Resource] = []
-            for obj in timetable_manifests.pool_objects(settings, pool):
+            for obj in timetable_manifests.pool_objects(served):
                 # A CronJob runs only with its account and rights in place and the buffer it patches created.
                 wait = [namespace] + ([*created, args.capacity_buffers[pool.name]] if obj["kind"] == "CronJob" else [])
                 resource = self._create(

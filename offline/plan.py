@@ -12,12 +12,26 @@ from typing import Any
 import yaml
 
 from components.facts.constants import HELM_TYPES
-from components.renderers.hub_notebook_pod import notebook_pods
+from components.renderers.hub_notebook_pod import LabProfiles, notebook_pods
+from components.renderers.hub_profiles import ProfilePool
+from components.settings import HubSettings, StackSettings
 from offline.runner import Recording
 
 # Pulumi-only inputs of Kubernetes resources that are not part of the object the cluster sees.
 _NOT_KUBERNETES_FIELDS = ("skipAwait",)
 OUTPUT_FILES = ("resources.json", "helm.json", "manifests")
+
+
+def profile_pools(settings: StackSettings, hub: HubSettings) -> tuple[ProfilePool, ...]:
+    """The Karpenter pools a lab's hub offers, each with the sharing and warm slot shape the settings work out."""
+    return tuple(
+        ProfilePool(p, settings.sharing_for(p), settings.warm_slot_shape_for(p)) for p in settings.hub_pools(hub)
+    )
+
+
+def lab_profiles(settings: StackSettings) -> tuple[LabProfiles, ...]:
+    """Every lab with a hub, with the pools its hub offers."""
+    return tuple(LabProfiles(lab, profile_pools(settings, lab.hub)) for lab in settings.labs if lab.hub is not None)
 
 
 def _is_kubernetes_object(resource: dict[str, Any]) -> bool:
@@ -99,7 +113,7 @@ class Plan:
                 manifests[filename] = obj
         # The notebook Pods the labs' hubs would spawn (one per lab and profile): not created by the program,
         # written so the pods the hub makes are validated like every other object (docs/jupyterhub.md).
-        for filename, pod in notebook_pods(recording.settings).items():
+        for filename, pod in notebook_pods(lab_profiles(recording.settings)).items():
             if filename in manifests:
                 raise ValueError(f"two Kubernetes objects would be written to manifests/{filename}")
             manifests[filename] = pod

@@ -11,10 +11,10 @@ from components.renderers.gpu_capacity import capacity_rows, lab_slot_warning, m
 from components.renderers.gpu_quota import quota_needs
 from components.renderers.karpenter_packing import first_batch_rows, mixed_gpu_count_warnings
 from components.renderers.placeholders import placeholder_values
-from components.renderers.timetable_report import node_lifetimes, pool_weeks, session_peaks
+from components.renderers.timetable_report import TimetabledPool, node_lifetimes, pool_weeks, session_peaks
 from components.resources.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
 from components.settings import REGION_KEY, StackSettings, config_key
-from offline.plan import Plan
+from offline.plan import Plan, profile_pools
 
 
 def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Path) -> str:
@@ -160,8 +160,24 @@ def _lab_lines(settings: StackSettings) -> list[str]:
     return [*lines, *([f"  {warning}"] if warning else [])]
 
 
+def timetabled_pools(settings: StackSettings) -> tuple[TimetabledPool, ...]:
+    """Every Karpenter pool (none while Karpenter is off) with what the timetable report reads of it."""
+    pools = settings.karpenter.node_pools if settings.karpenter.enabled else []
+    return tuple(
+        TimetabledPool(
+            pool,
+            sessions=settings.sessions_on(pool),
+            lead_minutes=settings.timetable_lead_minutes(pool),
+            capacity=settings.capacity_of(pool),
+            hold_seconds=settings.node_hold_seconds(pool),
+        )
+        for pool in pools
+    )
+
+
 def _timetable_lines(settings: StackSettings) -> list[str]:
-    peaks = session_peaks(settings)
+    pools = timetabled_pools(settings)
+    peaks = session_peaks(pools)
     if not peaks:
         return []
     lines = [
@@ -180,7 +196,7 @@ def _timetable_lines(settings: StackSettings) -> list[str]:
         "Karpenter stopping at cpuLimit, which the quota above covers)"
     )
     lines.append("  GPU node-hours a week, warm slots + sessions, vs the same peak headroom around the clock:")
-    for week in pool_weeks(settings):
+    for week in pool_weeks(pools):
         lines.append(
             f"  {week.pool:<22}{week.instance_type:<16}timetable {week.timetable_node_hours:.1f} h, around the clock "
             f"{week.around_the_clock_node_hours:.1f} h, saved {week.saved_node_hours:.1f} h"
@@ -189,7 +205,7 @@ def _timetable_lines(settings: StackSettings) -> list[str]:
 
 
 def _node_lifetime_lines(settings: StackSettings) -> list[str]:
-    rows = node_lifetimes(settings)
+    rows = node_lifetimes(timetabled_pools(settings))
     if not rows:
         return []
     return [
@@ -201,7 +217,7 @@ def _node_lifetime_lines(settings: StackSettings) -> list[str]:
 
 def _hub_lines(settings: StackSettings) -> list[str]:
     """Per hub: where learners go, how they log in, the profiles; and how many homes the file system holds."""
-    labs = hub_storage.hub_labs(settings)
+    labs = hub_storage.hub_labs(settings.labs)
     if not labs:
         return []
     lines = ["", "JupyterHubs (zero-to-jupyterhub 4.4.0 in the lab namespace; docs/jupyterhub.md):"]
@@ -215,10 +231,12 @@ def _hub_lines(settings: StackSettings) -> list[str]:
             f"  {lab.name}: {scheme}://{where}  ({balancer}, login {hub.auth.type}, idle cull {hub.idle_minutes} min, "
             f"max {hub.max_hours} h)"
         )
-        lines += [f"    profile {p.slug:<24}{p.display_name}" for p in hub_profiles.profiles(settings, hub)]
+        lines += [
+            f"    profile {p.slug:<24}{p.display_name}" for p in hub_profiles.profiles(profile_pools(settings, hub))
+        ]
     lines.append(
         f"  Home directories: one EFS access point per learner; the file system holds "
-        f"{hub_storage.learners_per_file_system(settings)} learners across all hubs "
+        f"{hub_storage.learners_per_file_system(settings.labs)} learners across all hubs "
         f"({hub_storage.ACCESS_POINTS_PER_FILE_SYSTEM} access points, aws-efs-csi-driver#1780)"
     )
     return lines

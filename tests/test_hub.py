@@ -35,7 +35,7 @@ from components.renderers import hub_notebook_pod, hub_profiles, hub_storage, hu
 from components.renderers.gpu_admission_policy import admission_objects, admission_policy
 from components.renderers.lab_manifests import CONTAINER_DEFAULT_REQUESTS, lab_objects, lab_resource_quota
 from components.settings import LabSettings, StackSettings, load_settings
-from offline.plan import Plan
+from offline.plan import Plan, lab_profiles, profile_pools
 from tests import apiserver_model
 from tests.conftest import STACKS, shared_path
 from tests.k8s_validation import pod_can_land_on, tolerates, validate_core_object
@@ -97,7 +97,8 @@ def every_hub(settings: dict[str, StackSettings]) -> list[tuple[str, StackSettin
 
 
 def merged_values(settings: StackSettings, lab: LabSettings) -> dict[str, Any]:
-    values = hub_values.chart_values(settings, lab, hub_storage.storage_class_name(lab))
+    assert lab.hub is not None
+    values = hub_values.chart_values(lab, hub_storage.storage_class_name(lab), profile_pools(settings, lab.hub))
     merged: dict[str, Any] = helm_merge(chart_defaults(), values)
     return merged
 
@@ -211,18 +212,18 @@ def test_one_gpu_profile_per_reachable_pool_and_a_cpu_profile(settings: dict[str
     lab = hub_labs(prod)[0]
     assert lab.hub is not None
     # prod's vision-lab hub names its pool (its 3h notebooks fit only t4-shared's drain time).
-    assert [p.slug for p in hub_profiles.profiles(prod, lab.hub)] == ["gpu-t4-shared", "cpu"]
+    assert [p.slug for p in hub_profiles.profiles(profile_pools(prod, lab.hub))] == ["gpu-t4-shared", "cpu"]
     # Without `pools`: every pool (a 1h notebook fits both pools' terminationGracePeriod).
     every, every_lab = variant(prod, pools=None, maxHours=1)
     assert every_lab.hub is not None
-    slugs = [p.slug for p in hub_profiles.profiles(every, every_lab.hub)]
+    slugs = [p.slug for p in hub_profiles.profiles(profile_pools(every, every_lab.hub))]
     assert slugs == [*(f"gpu-{pool.name}" for pool in prod.karpenter.node_pools), "cpu"]
 
 
 def test_profile_names_say_what_a_slot_is(settings: dict[str, StackSettings]) -> None:
     lab = hub_labs(settings["staging"])[0]
     assert lab.hub is not None
-    gpu = hub_profiles.profiles(settings["staging"], lab.hub)[0]
+    gpu = hub_profiles.profiles(profile_pools(settings["staging"], lab.hub))[0]
     # g4dn: one T4 (16 GiB) shared by 3 time-slicing replicas.
     assert gpu.display_name == "Shared T4 — 1 of 3 time-slices, about 5 GB GPU memory shared with 2 others"
 
@@ -231,8 +232,11 @@ def test_a_gpu_profile_fits_one_slot_of_the_pools_smallest_node(settings: dict[s
     for stack_settings in settings.values():
         for lab in hub_labs(stack_settings):
             assert lab.hub is not None
-            for pool in stack_settings.hub_pools(lab.hub):
-                profile = hub_profiles.gpu_profile(stack_settings, pool)
+            offered = profile_pools(stack_settings, lab.hub)
+            assert [o.pool for o in offered] == list(stack_settings.hub_pools(lab.hub))
+            for pool_offer in offered:
+                pool = pool_offer.pool
+                profile = hub_profiles.gpu_profile(pool_offer)
                 assert profile.shape == stack_settings.warm_slot_shape_for(pool)  # the warm headroom's slot
                 for instance_type in pool.selected_instance_types:
                     room = stack_settings.pool_node_allocatable(pool, instance_type)
@@ -259,7 +263,10 @@ def notebook_cases(settings: dict[str, StackSettings]) -> list[tuple[str, StackS
     cases = []
     for case, stack_settings, lab in every_hub(settings):
         assert lab.hub is not None
-        cases += [(f"{case}-{p.slug}", stack_settings, lab, p) for p in hub_profiles.profiles(stack_settings, lab.hub)]
+        cases += [
+            (f"{case}-{p.slug}", stack_settings, lab, p)
+            for p in hub_profiles.profiles(profile_pools(stack_settings, lab.hub))
+        ]
     return cases
 
 
@@ -275,7 +282,7 @@ def test_notebook_pods_equal_what_kubespawner_builds(settings: dict[str, StackSe
         container = pod["spec"]["containers"][0]
         assert {"JUPYTERHUB_API_TOKEN", "JUPYTERHUB_USER"} <= set(spawn_time)
         container["env"] = [e for e in container["env"] if e["name"] not in spawn_time]
-        rendered = hub_notebook_pod.notebook_pod(stack_settings, lab, profile)
+        rendered = hub_notebook_pod.notebook_pod(lab, profile)
         assert rendered["metadata"].pop("namespace") == lab.name  # the API path carries it, not make_pod
         assert rendered == pod, case
 
@@ -293,16 +300,16 @@ def test_the_kubespawner_comparison_is_not_vacuous(settings: dict[str, StackSett
 def test_synth_writes_every_notebook_pod(plans: dict[str, Plan], settings: dict[str, StackSettings]) -> None:
     for stack in STACKS:
         written = {name: obj for name, obj in plans[stack].manifests.items() if "-notebook-" in name}
-        assert written == hub_notebook_pod.notebook_pods(settings[stack]), stack
+        assert written == hub_notebook_pod.notebook_pods(lab_profiles(settings[stack])), stack
         for lab in hub_labs(settings[stack]):
             assert lab.hub is not None
-            for profile in hub_profiles.profiles(settings[stack], lab.hub):
+            for profile in hub_profiles.profiles(profile_pools(settings[stack], lab.hub)):
                 assert f"pod-{lab.name}-notebook-{profile.slug}.yaml" in written
 
 
 def test_notebook_pods_are_valid_restricted_and_admitted_by_the_gpu_guard(settings: dict[str, StackSettings]) -> None:
     for case, stack_settings, lab, profile in notebook_cases(settings):
-        pod = hub_notebook_pod.notebook_pod(stack_settings, lab, profile)
+        pod = hub_notebook_pod.notebook_pod(lab, profile)
         assert validate_core_object(pod, stack_settings.kubernetes_version) == [], case
         assert restricted_problems(pod["spec"]) == [], case
         namespace, *objects = lab_objects(lab, stack_settings.kubernetes_version)
@@ -316,7 +323,7 @@ def test_the_pod_checks_are_not_vacuous(settings: dict[str, StackSettings]) -> N
     staging = settings["staging"]
     lab = hub_labs(staging)[0]
     assert lab.hub is not None
-    pod = hub_notebook_pod.notebook_pod(staging, lab, hub_profiles.profiles(staging, lab.hub)[0])
+    pod = hub_notebook_pod.notebook_pod(lab, hub_profiles.profiles(profile_pools(staging, lab.hub))[0])
     blocker = {"name": "block-cloud-metadata", "securityContext": {"privileged": True, "runAsUser": 0,
                "capabilities": {"add": ["NET_ADMIN"]}}}  # fmt: skip
     assert restricted_problems({**pod["spec"], "initContainers": [blocker]})
@@ -326,7 +333,7 @@ def test_the_pod_checks_are_not_vacuous(settings: dict[str, StackSettings]) -> N
 
 def test_gpu_notebooks_take_one_slot_on_their_pool_and_cpu_notebooks_none(settings: dict[str, StackSettings]) -> None:
     for case, stack_settings, lab, profile in notebook_cases(settings):
-        pod = hub_notebook_pod.notebook_pod(stack_settings, lab, profile)
+        pod = hub_notebook_pod.notebook_pod(lab, profile)
         spec = pod["spec"]
         (container,) = spec["containers"]
         resources = container["resources"]
@@ -372,9 +379,9 @@ def test_the_quota_admits_gpu_slots_gpu_notebooks_and_refuses_one_more(settings:
             quota = lab_resource_quota(lab)
             # The hub and the proxy run first, at the LimitRange's default requests (the chart sets none).
             core = {"spec": {"containers": [{"resources": {"requests": dict(CONTAINER_DEFAULT_REQUESTS)}}]}}
-            for profile in hub_profiles.profiles(stack_settings, lab.hub):
+            for profile in hub_profiles.profiles(profile_pools(stack_settings, lab.hub)):
                 if profile.gpu:
-                    pod = hub_notebook_pod.notebook_pod(stack_settings, lab, profile)
+                    pod = hub_notebook_pod.notebook_pod(lab, profile)
                     pods = [core, core, *[pod] * (lab.gpu_slots + 1)]
                     assert quota_admits(quota, pods) == 2 + lab.gpu_slots, profile.slug
 

@@ -22,9 +22,10 @@ from components.facts.constants import (
 )
 from components.renderers import karpenter_manifests, timetable_manifests, warm_headroom_manifests
 from components.renderers.timetable_report import node_lifetimes, pool_weeks, session_peaks
-from components.settings import SettingsError, StackSettings, load_settings
+from components.settings import NodePoolSettings, SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
+from offline.summary import timetabled_pools
 from tests.conftest import PROJECT_DIR
 from tests.crd_validation import validate_custom_resource
 from tests.k8s_validation import pod_can_land_on, tolerates, validate_core_object
@@ -54,6 +55,11 @@ def lab(name: str, slots: int, *sessions: dict[str, Any]) -> dict[str, Any]:
 
 def session(schedule: str, learners: int, duration: str = "2h", zone: str = "America/Los_Angeles") -> dict[str, Any]:
     return {"schedule": schedule, "timezone": zone, "duration": duration, "learners": learners}
+
+
+def pool_timetable(settings: StackSettings, pool: NodePoolSettings) -> timetable_manifests.PoolTimetable:
+    """The pool's sessions and lead time as the LabTimetable component hands them to the renderer."""
+    return timetable_manifests.PoolTimetable(pool, settings.sessions_on(pool), settings.timetable_lead_minutes(pool))
 
 
 def problems(config: dict[str, str]) -> dict[str, str]:
@@ -218,7 +224,7 @@ def test_overlapping_sessions_add_up_in_the_buffer() -> None:
 def test_cronjobs_set_the_step_function_in_the_sessions_zone() -> None:
     settings = overlapping()
     pool = settings.karpenter.node_pools[0]
-    jobs = timetable_manifests.cronjobs(settings, pool)
+    jobs = timetable_manifests.cronjobs(pool_timetable(settings, pool))
     by_name = {job["metadata"]["name"]: job for job in jobs}
     assert sorted(by_name) == [
         "g4-nodepool-1655-to-9",
@@ -239,7 +245,7 @@ def test_cronjobs_set_the_step_function_in_the_sessions_zone() -> None:
 def test_staging_class_is_warm_and_untouched_across_dst(class_start: datetime) -> None:
     settings = load_settings(STAGING)
     pool = settings.karpenter.node_pools[0]
-    jobs = {job["spec"]["schedule"]: job for job in timetable_manifests.cronjobs(settings, pool)}
+    jobs = {job["spec"]["schedule"]: job for job in timetable_manifests.cronjobs(pool_timetable(settings, pool))}
     raise_at, lower_at = class_start - timedelta(minutes=5), class_start
     # The CronJobs fire in Pacific wall time whatever the offset: 16:55 up to 9 slots, 17:00 back to 3.
     raising = [s for s in jobs if fires(s, raise_at)]
@@ -370,7 +376,8 @@ def test_session_pods_carry_do_not_disrupt(staging_plan: Plan) -> None:
 
 def test_summary_figures_for_staging() -> None:
     settings = load_settings(STAGING)
-    (peak,) = session_peaks(settings)
+    pools = timetabled_pools(settings)
+    (peak,) = session_peaks(pools)
     # 3 warm + 6 learners = 9 slots; g4dn.xlarge holds 3 (1 T4 x 3 replicas): 3 nodes, 12 vCPUs; on g4dn.2xlarge
     # (also 1 T4) 3 nodes of 8 vCPUs, 24: the most any type of the pool needs.
     assert (peak.peak_slots, peak.instance_type, peak.nodes, peak.vcpus, peak.max_vcpus) == (
@@ -380,12 +387,12 @@ def test_summary_figures_for_staging() -> None:
         12,
         24,
     )
-    (week,) = pool_weeks(settings)
+    (week,) = pool_weeks(pools)
     # Around the clock: 3 nodes x 168 h. Timetable: 1 warm node all week + 2 more for 2 x (5 min + 2 h).
     assert week.around_the_clock_node_hours == 3 * 168
     assert week.timetable_node_hours == pytest.approx(168 + 2 * 2 * (125 / 60))
     assert week.saved_node_hours == pytest.approx(504 - 168 - 500 / 60)
-    (lifetime,) = node_lifetimes(settings)
+    (lifetime,) = node_lifetimes(pools)
     assert lifetime.longest == "4h15m" and "2h5m30s" in lifetime.why
 
 

@@ -9,6 +9,8 @@ Pure: settings in, dicts out.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from components.facts.constants import (
@@ -19,7 +21,7 @@ from components.facts.constants import (
     JUPYTERHUB_VERSION,
     KUBESPAWNER_VERSION,
 )
-from components.renderers.hub_profiles import Profile, cpu_cores, kubespawner_override, profiles
+from components.renderers.hub_profiles import Profile, ProfilePool, cpu_cores, kubespawner_override, profiles
 from components.renderers.hub_values import (
     HOME_MOUNT_PATH,
     HUB_RELEASE,
@@ -31,7 +33,7 @@ from components.renderers.hub_values import (
     image_reference,
 )
 from components.renderers.manifest_helpers import checkov_skip_annotations
-from components.settings import LabSettings, StackSettings
+from components.settings import LabSettings
 
 Manifest = dict[str, Any]
 Values = dict[str, Any]
@@ -39,6 +41,14 @@ Values = dict[str, Any]
 # The user whose Pod the synth writes per profile (manifests/pod-<lab>-notebook-<profile>.yaml).
 EXAMPLE_LEARNER: Final = "learner"
 NOTEBOOK_PORT: Final = 8888
+
+
+@dataclass(frozen=True)
+class LabProfiles:
+    """A lab with a hub and the Karpenter pools its hub offers as GPU profiles (the settings' `hub_pools`)."""
+
+    lab: LabSettings
+    pools: tuple[ProfilePool, ...]
 
 
 def _labels(lab: LabSettings) -> dict[str, str]:
@@ -94,7 +104,7 @@ def _env(profile: Profile, image: str) -> list[dict[str, str]]:
     return [{"name": name, "value": value} for name, value in sorted(env.items())]
 
 
-def notebook_pod(settings: StackSettings, lab: LabSettings, profile: Profile) -> Manifest:
+def notebook_pod(lab: LabSettings, profile: Profile) -> Manifest:
     """The Pod the lab's hub spawns for `EXAMPLE_LEARNER` choosing `profile` (kubespawner 7.0.0 make_pod)."""
     hub = lab.hub
     assert hub is not None
@@ -146,11 +156,12 @@ def notebook_pod_file(lab: LabSettings, profile: Profile) -> str:
     return f"pod-{lab.name}-notebook-{profile.slug}.yaml"
 
 
-def notebook_pods(settings: StackSettings) -> dict[str, Manifest]:
+def notebook_pods(labs: Sequence[LabProfiles]) -> dict[str, Manifest]:
     """`manifests/pod-<lab>-notebook-<profile>.yaml` -> the Pod, for every lab with a hub and every profile."""
     pods: dict[str, Manifest] = {}
-    for lab in settings.labs:
+    for offered in labs:
+        lab = offered.lab
         if lab.hub is not None:
-            for profile in profiles(settings, lab.hub):
-                pods[notebook_pod_file(lab, profile)] = notebook_pod(settings, lab, profile)
+            for profile in profiles(offered.pools):
+                pods[notebook_pod_file(lab, profile)] = notebook_pod(lab, profile)
     return pods

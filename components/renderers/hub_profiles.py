@@ -2,14 +2,16 @@
 
 Profiles are generated, never typed: one per Karpenter pool the hub offers (`hub.pools`, default all), each
 requesting exactly one shared `nvidia.com/gpu` slot, tolerating the GPU taint, pinned to its pool by
-`karpenter.sh/nodepool` and sized like the pool's warm slot (`StackSettings.warm_slot_shape_for`: one slot's
+`karpenter.sh/nodepool` and sized like the pool's warm slot (the settings' `warm_slot_shape_for`: one slot's
 share of the pool's smallest node after system reservations, the math the warm headroom uses), so a notebook
-lands exactly where a CapacityBuffer kept room. `profile_list` renders them as the chart's
-`singleuser.profileList` (kubespawner traits per profile). Pure: settings in, dicts out.
+lands exactly where a CapacityBuffer kept room. The caller works out, per pool, its sharing and that shape
+(`ProfilePool`). `profile_list` renders them as the chart's `singleuser.profileList` (kubespawner traits per
+profile). Pure: settings in, dicts out.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -21,13 +23,22 @@ from components.facts.constants import (
     SYSTEM_NODE_LABEL_KEY,
     SYSTEM_NODE_LABEL_VALUE,
 )
-from components.settings import HubSettings, NodePoolSettings, StackSettings, WarmSlotShape
+from components.settings import GpuSharingSettings, NodePoolSettings, WarmSlotShape
 
 Values = dict[str, Any]
 
 CPU_PROFILE: Final = "cpu"
 # The CPU-only profile: small, for reading and preparing notebooks on the system nodes.
 CPU_PROFILE_SHAPE: Final = WarmSlotShape(cpu_millicores=500, memory_mib=2048)
+
+
+@dataclass(frozen=True)
+class ProfilePool:
+    """A Karpenter pool a hub offers, its sharing and its warm slot's shape (the settings' `warm_slot_shape_for`)."""
+
+    pool: NodePoolSettings
+    sharing: GpuSharingSettings
+    shape: WarmSlotShape
 
 
 @dataclass(frozen=True)
@@ -54,10 +65,10 @@ def _gpu_memory_gib(pool: NodePoolSettings) -> int:
     return min(gpu_catalog.gpu_model(t).memory_mib for t in pool.selected_instance_types) // 1024
 
 
-def gpu_profile(settings: StackSettings, pool: NodePoolSettings) -> Profile:
-    sharing = settings.sharing_for(pool)
+def gpu_profile(offered: ProfilePool) -> Profile:
+    pool, sharing = offered.pool, offered.sharing
     gpus, memory = _gpu_names(pool), _gpu_memory_gib(pool)
-    shape = settings.warm_slot_shape_for(pool)
+    shape = offered.shape
     if sharing.strategy == "none":
         name = f"Whole {gpus} — {memory} GB GPU memory"
     else:
@@ -77,9 +88,9 @@ def cpu_profile() -> Profile:
     return Profile(CPU_PROFILE, "CPU only — no GPU", description, shape, None)
 
 
-def profiles(settings: StackSettings, hub: HubSettings) -> tuple[Profile, ...]:
+def profiles(pools: Sequence[ProfilePool]) -> tuple[Profile, ...]:
     """The GPU profiles (one per pool the hub offers, in config order), then the CPU profile."""
-    return (*(gpu_profile(settings, pool) for pool in settings.hub_pools(hub)), cpu_profile())
+    return (*(gpu_profile(pool) for pool in pools), cpu_profile())
 
 
 def memory_quantity(shape: WarmSlotShape) -> str:
@@ -110,7 +121,7 @@ def kubespawner_override(profile: Profile) -> Values:
     return override
 
 
-def profile_list(settings: StackSettings, hub: HubSettings) -> list[Values]:
+def profile_list(pools: Sequence[ProfilePool]) -> list[Values]:
     """`singleuser.profileList`: the first GPU profile is the default."""
     return [
         {
@@ -120,5 +131,5 @@ def profile_list(settings: StackSettings, hub: HubSettings) -> list[Values]:
             **({"default": True} if index == 0 else {}),
             "kubespawner_override": kubespawner_override(p),
         }
-        for index, p in enumerate(profiles(settings, hub))
+        for index, p in enumerate(profiles(pools))
     ]

@@ -12,11 +12,12 @@ how many learners it can hold across all hubs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 from components.facts.constants import EFS_CSI_PROVISIONER, PROJECT
 from components.renderers.hub_values import NOTEBOOK_FS_GID, NOTEBOOK_UID
-from components.settings import LabSettings, StackSettings
+from components.settings import LabSettings
 
 Manifest = dict[str, Any]
 
@@ -31,8 +32,8 @@ def storage_class_name(lab: LabSettings) -> str:
     return f"{lab.name}-home"
 
 
-def hub_labs(settings: StackSettings) -> tuple[LabSettings, ...]:
-    return tuple(lab for lab in settings.labs if lab.hub is not None)
+def hub_labs(labs: Sequence[LabSettings]) -> tuple[LabSettings, ...]:
+    return tuple(lab for lab in labs if lab.hub is not None)
 
 
 def home_storage_class(lab: LabSettings, file_system_id: str) -> Manifest:
@@ -59,6 +60,6 @@ def home_storage_class(lab: LabSettings, file_system_id: str) -> Manifest:
     }
 
 
-def learners_per_file_system(settings: StackSettings) -> int:
+def learners_per_file_system(labs: Sequence[LabSettings]) -> int:
     """Learners (one home access point each) the shared file system can hold after the hubs' own PVCs."""
-    return ACCESS_POINTS_PER_FILE_SYSTEM - HUB_ACCESS_POINTS * len(hub_labs(settings))
+    return ACCESS_POINTS_PER_FILE_SYSTEM - HUB_ACCESS_POINTS * len(hub_labs(labs))

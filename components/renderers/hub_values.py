@@ -9,13 +9,14 @@ kubespawner builds from these values in `hub_notebook_pod`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Final
 
 from components.facts.constants import DO_NOT_DISRUPT_ANNOTATION, SYSTEM_NODE_LABEL_KEY, SYSTEM_NODE_LABEL_VALUE
 from components.renderers.hub_access import authenticator_config, proxy_service
-from components.renderers.hub_profiles import cpu_cores, cpu_profile, memory_quantity, profile_list
+from components.renderers.hub_profiles import ProfilePool, cpu_cores, cpu_profile, memory_quantity, profile_list
 from components.renderers.manifest_helpers import checkov_skip_annotations
-from components.settings import HubSettings, LabSettings, StackSettings
+from components.settings import HubSettings, LabSettings
 
 Values = dict[str, Any]
 
@@ -72,8 +73,9 @@ def _system_nodes() -> Values:
     return {SYSTEM_NODE_LABEL_KEY: SYSTEM_NODE_LABEL_VALUE}
 
 
-def chart_values(settings: StackSettings, lab: LabSettings, storage_class: str) -> Values:
-    """This program's values for the lab's chart (Helm deep-merges them over the chart's defaults)."""
+def chart_values(lab: LabSettings, storage_class: str, pools: Sequence[ProfilePool]) -> Values:
+    """This program's values for the lab's chart (Helm deep-merges them over the chart's defaults); `pools`: the
+    Karpenter pools the lab's hub offers (its GPU profiles)."""
     hub = lab.hub
     assert hub is not None
     image_name, image_tag = image_parts(hub.image)
@@ -117,7 +119,7 @@ def chart_values(settings: StackSettings, lab: LabSettings, storage_class: str) 
             },
             "cpu": {"guarantee": cpu_cores(cpu.shape), "limit": cpu_cores(cpu.shape)},
             "memory": {"guarantee": memory_quantity(cpu.shape), "limit": memory_quantity(cpu.shape)},
-            "profileList": profile_list(settings, hub),
+            "profileList": profile_list(pools),
         },
         "scheduling": {
             # Karpenter packs GPU pods when it provisions and WhenEmpty consolidation removes empty nodes; a second
@@ -142,6 +144,6 @@ def chart_values(settings: StackSettings, lab: LabSettings, storage_class: str) 
     }
 
 
-def hub_images(settings: StackSettings) -> tuple[str, ...]:
+def hub_images(labs: Sequence[LabSettings]) -> tuple[str, ...]:
     """Notebook images of every hub, for the GPU nodes' pre-pull list (sorted, once each)."""
-    return tuple(sorted({image_reference(lab.hub) for lab in settings.labs if lab.hub is not None}))
+    return tuple(sorted({image_reference(lab.hub) for lab in labs if lab.hub is not None}))

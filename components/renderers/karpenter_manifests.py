@@ -106,7 +106,7 @@ def node_pool(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
         "budgets": [
             *(budget.model_dump(mode="json", exclude_none=True) for budget in pool.disruption_budgets),
             # No voluntary disruption from each session's lead time to its end (docs/timetable.md).
-            *timetable_manifests.budget_windows(settings, pool),
+            *timetable_manifests.budget_windows(settings.sessions_on(pool), settings.timetable_lead_minutes(pool)),
         ],
     }
     return {

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from components.facts import timetable
@@ -27,7 +29,7 @@ from components.facts.constants import (
 from components.renderers.lab_manifests import DNS_PORTS, HTTPS_PORT
 from components.renderers.manifest_helpers import checkov_skip_annotations, plain_manifest
 from components.renderers.warm_headroom_manifests import CAPACITY_BUFFER_API_VERSION, HEADROOM_NAMESPACE, headroom_name
-from components.settings import NodePoolSettings, StackSettings
+from components.settings import NodePoolSettings
 
 Manifest = dict[str, Any]
 
@@ -48,10 +50,18 @@ TIMETABLE_CHECKOV_SKIPS: Final = {
 }
 
 
-def pools_with_sessions(settings: StackSettings) -> tuple[NodePoolSettings, ...]:
-    if not settings.karpenter.enabled:
-        return ()
-    return tuple(pool for pool in settings.karpenter.node_pools if settings.sessions_on(pool))
+@dataclass(frozen=True)
+class PoolTimetable:
+    """A Karpenter pool, the lab sessions it serves and how long before each its buffer is raised."""
+
+    pool: NodePoolSettings
+    sessions: tuple[timetable.Session, ...]  # the settings' `sessions_on(pool)`
+    lead_minutes: int  # the settings' `timetable_lead_minutes(pool)`
+
+
+def pools_with_sessions(pools: Sequence[PoolTimetable]) -> tuple[PoolTimetable, ...]:
+    """Those of `pools` (every Karpenter pool; none while Karpenter is off) that serve a lab session."""
+    return tuple(served for served in pools if served.sessions)
 
 
 def _labels(pool: str | None = None) -> dict[str, str]:
@@ -162,16 +172,17 @@ def patch_body(replicas: int) -> str:
     return json.dumps({"spec": {"replicas": replicas}}, separators=(",", ":"))
 
 
-def starting_deadline_seconds(settings: StackSettings, pool: NodePoolSettings) -> int:
+def starting_deadline_seconds(served: PoolTimetable) -> int:
     """A missed run may still start, but never after the pool's next change is due (at most 10 minutes)."""
-    sessions = settings.sessions_on(pool)
-    gap = timetable.shortest_gap_minutes(pool.warm_gpu_slots, sessions, settings.timetable_lead_minutes(pool))
+    pool, sessions = served.pool, served.sessions
+    gap = timetable.shortest_gap_minutes(pool.warm_gpu_slots, sessions, served.lead_minutes)
     return min(MAX_STARTING_DEADLINE_SECONDS, gap * 60 - 1)
 
 
-def cronjob(settings: StackSettings, pool: NodePoolSettings, change: timetable.Change) -> Manifest:
+def cronjob(served: PoolTimetable, change: timetable.Change) -> Manifest:
     """At `change.schedule` in the sessions' zone, set the pool's CapacityBuffer to `change.replicas`."""
-    (zone,) = {session.timezone for session in settings.sessions_on(pool)}
+    pool = served.pool
+    (zone,) = {session.timezone for session in served.sessions}
     labels = _labels(pool.name)
     container = {
         "name": "set-buffer",
@@ -225,7 +236,7 @@ def cronjob(settings: StackSettings, pool: NodePoolSettings, change: timetable.C
                 "schedule": change.schedule,
                 "timeZone": zone,
                 "concurrencyPolicy": "Forbid",
-                "startingDeadlineSeconds": starting_deadline_seconds(settings, pool),
+                "startingDeadlineSeconds": starting_deadline_seconds(served),
                 "successfulJobsHistoryLimit": 1,
                 "failedJobsHistoryLimit": 3,
                 "jobTemplate": {
@@ -242,20 +253,21 @@ def cronjob(settings: StackSettings, pool: NodePoolSettings, change: timetable.C
     )
 
 
-def cronjobs(settings: StackSettings, pool: NodePoolSettings) -> list[Manifest]:
+def cronjobs(served: PoolTimetable) -> list[Manifest]:
     """One CronJob per change of the pool's weekly buffer profile (grouped by time of day and value)."""
-    sessions = settings.sessions_on(pool)
-    lead = settings.timetable_lead_minutes(pool)
-    return [cronjob(settings, pool, change) for change in timetable.buffer_changes(pool.warm_gpu_slots, sessions, lead)]
+    pool, sessions = served.pool, served.sessions
+    lead = served.lead_minutes
+    return [cronjob(served, change) for change in timetable.buffer_changes(pool.warm_gpu_slots, sessions, lead)]
 
 
-def pool_objects(settings: StackSettings, pool: NodePoolSettings) -> list[Manifest]:
+def pool_objects(served: PoolTimetable) -> list[Manifest]:
     """ServiceAccount, Role, RoleBinding, then the CronJobs of one pool."""
-    return [service_account(pool), role(pool), role_binding(pool), *cronjobs(settings, pool)]
+    pool = served.pool
+    return [service_account(pool), role(pool), role_binding(pool), *cronjobs(served)]
 
 
-def budget_windows(settings: StackSettings, pool: NodePoolSettings) -> list[Manifest]:
-    """NodePool budgets `nodes: "0"` covering each session of the pool, in UTC under both offsets of its zone."""
-    lead = settings.timetable_lead_minutes(pool)
-    windows = [timetable.budget_window(session, lead) for session in settings.sessions_on(pool)]
+def budget_windows(sessions: Sequence[timetable.Session], lead_minutes: int) -> list[Manifest]:
+    """NodePool budgets `nodes: "0"` covering each session of a pool (the settings' `sessions_on`, lead time
+    `timetable_lead_minutes`), in UTC under both offsets of its zone."""
+    windows = [timetable.budget_window(session, lead_minutes) for session in sessions]
     return [{"nodes": "0", "schedule": w.schedule, "duration": w.duration} for w in windows]
