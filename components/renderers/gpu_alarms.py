@@ -102,11 +102,11 @@ def intended_idle_gpu_nodes(settings: StackSettings) -> int:
     group = settings.gpu_node_group
     floor = group.desired_size if group.enabled else 0
     warm: dict[str, int] = {}
-    for row in warm_headroom_rows(settings):
+    for row in warm_headroom_rows(settings.karpenter, capacity.karpenter_capacities(settings)):
         warm[row.pool] = max(warm.get(row.pool, 0), row.nodes_held)
     demo_slots = settings.demo.replicas * DEMO_GPUS_PER_POD if settings.demo.enabled else 0
     demo_slots = max(0, demo_slots - capacity.managed_group_slots(settings))
-    slots_per_node = [row.schedulable_per_node for row in capacity_rows(settings)]
+    slots_per_node = [row.schedulable_per_node for row in capacity_rows(capacity.all_capacities(settings))]
     demo_nodes = math.ceil(demo_slots / min(slots_per_node)) if demo_slots and slots_per_node else 0
     return floor + sum(warm.values()) + demo_nodes
 

@@ -22,7 +22,7 @@ from components.renderers.container_insights_metrics import (
     POD_GPU_UTILIZATION,
 )
 from components.renderers.gpu_capacity import pool_slot_ceilings
-from components.settings import StackSettings
+from components.settings import StackSettings, capacity
 
 GRID_WIDTH: Final = 24  # CloudWatch dashboards are 24 columns wide
 WIDGET_HEIGHT: Final = 6
@@ -105,7 +105,10 @@ def render_dashboard(settings: StackSettings) -> dict[str, Any]:
     cluster, region = settings.cluster_name, settings.region
     node_schema = ", ".join(NODE_SCHEMA)
     lab_schema, pod_schema = ", ".join(LAB_SCHEMA), ", ".join(POD_SCHEMA)
-    ceilings = [{"label": f"{pool} max slots", "value": slots} for pool, slots in pool_slot_ceilings(settings).items()]
+    ceilings = [
+        {"label": f"{pool} max slots", "value": slots}
+        for pool, slots in pool_slot_ceilings(capacity.all_capacities(settings)).items()
+    ]
     half = GRID_WIDTH // 2
     widgets = [
         {"type": "text", "x": 0, "y": 0, "width": GRID_WIDTH, "height": 3, "properties": {"markdown": _intro(settings)}},

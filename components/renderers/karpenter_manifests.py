@@ -7,9 +7,11 @@ NodeOverlay `karpenter.sh/v1alpha1` (schemas: ../shared/schemas/karpenter/v1.14.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
-from components.facts import gpu_catalog
+from components.facts import gpu_catalog, timetable
 from components.facts.constants import (
     AL2023_AMI_RELEASE,
     ARCH_LABEL,
@@ -33,11 +35,17 @@ from components.facts.constants import (
     ZONE_LABEL,
     gpu_node_labels,
 )
-from components.renderers import timetable_manifests
 from components.renderers.gpu_bootstrap import render_gpu_user_data
 from components.renderers.gpu_capacity import schedulable_gpus
 from components.renderers.warm_headroom_manifests import uses_capacity_buffers
-from components.settings import NodePoolSettings, StackSettings
+from components.settings import (
+    GpuNodeSettings,
+    GpuSharingSettings,
+    KarpenterSettings,
+    NodePoolSettings,
+    ObservabilitySettings,
+)
+from components.settings.capacity import PoolCapacity
 
 Manifest = dict[str, Any]
 
@@ -65,17 +73,15 @@ def _requirement(key: str, values: list[str]) -> dict[str, Any]:
     return {"key": key, "operator": "In", "values": values}
 
 
-def sharing_replicas(settings: StackSettings, pool: NodePoolSettings) -> int:
-    """Pods per physical GPU in this pool: the device plugin's replicas for the pool's profile."""
-    return settings.sharing_for(pool).replicas
+def shares_gpus(karpenter: KarpenterSettings, pools: Sequence[PoolCapacity]) -> bool:
+    """True when some Karpenter pool shares GPUs, i.e. needs NodeOverlays (and their feature gate).
+
+    `pools`: the Karpenter pools' capacity (`capacity.karpenter_capacities`): each one's sharing replicas.
+    """
+    return karpenter.enabled and any(pool.replicas > 1 for pool in pools)
 
 
-def shares_gpus(settings: StackSettings) -> bool:
-    """True when some Karpenter pool shares GPUs, i.e. needs NodeOverlays (and their feature gate)."""
-    return settings.karpenter.enabled and any(sharing_replicas(settings, p) > 1 for p in settings.karpenter.node_pools)
-
-
-def nodeclass_tags(tags: dict[str, str]) -> dict[str, str]:
+def nodeclass_tags(tags: Mapping[str, str]) -> dict[str, str]:
     """Stack tags minus the keys Karpenter owns (the CRD's CEL rules reject them)."""
     return {
         key: value
@@ -93,9 +99,12 @@ def capacity_types(pool: NodePoolSettings) -> list[str]:
     return (["reserved"] if pool.capacity_reservations else []) + list(pool.capacity_types)
 
 
-def node_pool(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
-    """One GPU NodePool; its nodes carry the same GPU labels and taint as the managed GPU node group."""
-    sharing = settings.sharing_for(pool)
+def node_pool(pool: NodePoolSettings, sharing: GpuSharingSettings, *, session_budgets: Sequence[Manifest]) -> Manifest:
+    """One GPU NodePool; its nodes carry the same GPU labels and taint as the managed GPU node group.
+
+    `sharing`: the pool's GPU sharing; `session_budgets`: its lab timetable's budget windows
+    (`timetable_manifests.budget_windows`).
+    """
     if pool.instance_types:
         instance_requirement = _requirement(INSTANCE_TYPE_LABEL, sorted(pool.instance_types))
     else:
@@ -106,7 +115,7 @@ def node_pool(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
         "budgets": [
             *(budget.model_dump(mode="json", exclude_none=True) for budget in pool.disruption_budgets),
             # No voluntary disruption from each session's lead time to its end (docs/timetable.md).
-            *timetable_manifests.budget_windows(settings, pool),
+            *session_budgets,
         ],
     }
     return {
@@ -147,22 +156,33 @@ def node_pool(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
 # --- EC2NodeClass -----------------------------------------------------------------------------------
 
 
-def node_class(settings: StackSettings, pool: NodePoolSettings, *, node_role_name: str) -> Manifest:
+@dataclass(frozen=True)
+class NodeClassBasis:
+    """What every pool's EC2NodeClass reads of the stack: the cluster's name, its tags, how GPU nodes are built."""
+
+    cluster_name: str
+    tags: Mapping[str, str]
+    nodes: GpuNodeSettings  # gpuNodes as GPU node userData uses it (hub images pre-pulled too: `gpu_node_bootstrap`)
+
+
+def node_class(
+    pool: NodePoolSettings, sharing: GpuSharingSettings, basis: NodeClassBasis, *, node_role_name: str
+) -> Manifest:
     """The EC2NodeClass of one pool (same name): pinned AL2023 (NVIDIA variant), IMDSv2, encrypted gp3 root."""
-    nodes = settings.gpu_nodes
+    nodes = basis.nodes
     volume = nodes.root_volume
     user_data = render_gpu_user_data(
-        settings.gpu_node_bootstrap,
+        nodes,
         launched_by="karpenter",
-        node_labels=gpu_node_labels(settings.sharing_for(pool).profile),
+        node_labels=gpu_node_labels(sharing.profile),
     )
     spec: dict[str, Any] = {
         "role": node_role_name,
         # Pinned release: `@latest` would drift every GPU node on each AMI release. The alias resolves
         # the NVIDIA variant for instance types with GPUs.
         "amiSelectorTerms": [{"alias": f"al2023@{AL2023_AMI_RELEASE}"}],
-        "subnetSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: settings.cluster_name}}],
-        "securityGroupSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: settings.cluster_name}}],
+        "subnetSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: basis.cluster_name}}],
+        "securityGroupSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: basis.cluster_name}}],
         "blockDeviceMappings": [
             {
                 "deviceName": ROOT_DEVICE_NAME,
@@ -189,7 +209,7 @@ def node_class(settings: StackSettings, pool: NodePoolSettings, *, node_role_nam
         spec["capacityReservationSelectorTerms"] = [
             term.model_dump(mode="json", exclude_none=True) for term in pool.capacity_reservations
         ]
-    tags = nodeclass_tags(settings.tags)
+    tags = nodeclass_tags(basis.tags)
     if tags:
         spec["tags"] = tags
     return {
@@ -212,14 +232,13 @@ def node_overlay_name(pool: NodePoolSettings, gpus: int) -> str:
     return f"{pool.name}-{gpus}gpu-shared"
 
 
-def node_overlays(settings: StackSettings, pool: NodePoolSettings) -> list[Manifest]:
+def node_overlays(pool: NodePoolSettings, sharing: GpuSharingSettings) -> list[Manifest]:
     """NodeOverlays making Karpenter see a shared GPU node's real `nvidia.com/gpu` (GPUs x replicas).
 
     Without them Karpenter models a 1-GPU type as `nvidia.com/gpu: 1` and launches one node per pending
     pod. Overlay capacity replaces the instance type's value, so there is one overlay per GPU count.
-    None when the pool does not share GPUs.
+    None when the pool does not share GPUs (`sharing`: the pool's).
     """
-    sharing = settings.sharing_for(pool)
     if sharing.replicas <= 1:
         return []
     return [
@@ -243,40 +262,52 @@ def node_overlays(settings: StackSettings, pool: NodePoolSettings) -> list[Manif
 # --- Helm values --------------------------------------------------------------------------------------
 
 
-def _feature_gates(settings: StackSettings) -> dict[str, bool]:
+@dataclass(frozen=True)
+class ControllerInputs:
+    """What the controller's Helm values read: its section, the cluster, and what the GPU pools ask of it."""
+
+    karpenter: KarpenterSettings
+    cluster_name: str
+    region: str
+    observability: ObservabilitySettings
+    pools: tuple[PoolCapacity, ...]  # the Karpenter pools' capacity (`capacity.karpenter_capacities`)
+    sessions: Mapping[str, tuple[timetable.Session, ...]]  # every Karpenter pool's lab sessions, by pool name
+
+
+def _feature_gates(inputs: ControllerInputs) -> dict[str, bool]:
     """Every gate this program relies on, stated explicitly (on or off) rather than left to the chart default."""
     return {
         # Simulated nvidia.com/gpu = GPUs x sharing replicas (NodeOverlay, alpha).
-        "nodeOverlay": shares_gpus(settings),
+        "nodeOverlay": shares_gpus(inputs.karpenter, inputs.pools),
         # Warm GPU slots through CapacityBuffer (alpha), only when some pool keeps them.
-        "capacityBuffer": uses_capacity_buffers(settings),
+        "capacityBuffer": uses_capacity_buffers(inputs.karpenter, inputs.sessions),
         # Replace nodes whose health conditions stay bad (AcceleratedHardwareReady=False: 10 minutes), set by
         # the node monitoring agent (aws/karpenter-provider-aws pkg/cloudprovider/cloudprovider.go
         # `RepairPolicies` @ v1.14.1). Never more than 20% of a pool's nodes at once
         # (kubernetes-sigs/karpenter pkg/controllers/node/health/controller.go `allowedUnhealthyPercent`).
-        "nodeRepair": settings.observability.node_repair,
+        "nodeRepair": inputs.observability.node_repair,
         # Launch into EC2 capacity reservations (BETA, on by default at v1.14.1: charts/karpenter/values.yaml), on only
         # when a pool names some: with it on, Karpenter no longer treats `open` ODCRs as plain on-demand capacity.
-        "reservedCapacity": any(pool.capacity_reservations for pool in settings.karpenter.node_pools),
+        "reservedCapacity": any(pool.capacity_reservations for pool in inputs.karpenter.node_pools),
     }
 
 
-def helm_values(settings: StackSettings, *, cluster_endpoint: str, interruption_queue: str) -> dict[str, Any]:
+def helm_values(inputs: ControllerInputs, *, cluster_endpoint: str, interruption_queue: str) -> dict[str, Any]:
     """Values of the `karpenter` chart: cluster wiring, HA on the system nodes only, feature gates."""
     return {
-        "replicas": settings.karpenter.replicas,
+        "replicas": inputs.karpenter.replicas,
         # The Pod Identity association names this service account.
         "serviceAccount": {"name": KARPENTER_SERVICE_ACCOUNT},
         "settings": {
-            "clusterName": settings.cluster_name,
+            "clusterName": inputs.cluster_name,
             "clusterEndpoint": cluster_endpoint,
             "interruptionQueue": interruption_queue,  # the queue NAME, not its URL or ARN
-            "featureGates": _feature_gates(settings),
+            "featureGates": _feature_gates(inputs),
         },
         "controller": {
             # The region from settings, not from IMDS: pods cannot reach IMDS at hop limit 1, and the
             # controller panics when it cannot find its region (aws/karpenter-provider-aws#8219).
-            "env": [{"name": "AWS_REGION", "value": settings.region}],
+            "env": [{"name": "AWS_REGION", "value": inputs.region}],
             "resources": {"requests": dict(CONTROLLER_RESOURCES), "limits": dict(CONTROLLER_RESOURCES)},
         },
         "nodeSelector": {OS_LABEL: "linux", SYSTEM_NODE_LABEL_KEY: SYSTEM_NODE_LABEL_VALUE},
