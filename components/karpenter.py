@@ -13,8 +13,9 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from components.facts import timetable
 from components.facts.constants import KARPENTER_CHART_REPO, KARPENTER_NAMESPACE, KARPENTER_VERSION
-from components.renderers import karpenter_manifests, timetable_manifests
+from components.renderers import karpenter_manifests, karpenter_values, timetable_manifests
 from components.resources import karpenter_aws
 from components.resources.warm_headroom import create_warm_headroom
 from components.settings import NodePoolSettings, StackSettings, capacity
@@ -25,16 +26,21 @@ def stack_context(settings: StackSettings) -> karpenter_aws.StackContext:
     return karpenter_aws.StackContext(settings.cluster_name, settings.region, settings.tags, settings.protect_resources)
 
 
-def controller_inputs(settings: StackSettings) -> karpenter_manifests.ControllerInputs:
+def controller_inputs(settings: StackSettings) -> karpenter_values.ControllerInputs:
     """What the controller's Helm values read: the sections, the pools' capacity and their lab sessions."""
-    return karpenter_manifests.ControllerInputs(
+    return karpenter_values.ControllerInputs(
         karpenter=settings.karpenter,
         cluster_name=settings.cluster_name,
         region=settings.region,
         observability=settings.observability,
         pools=capacity.karpenter_capacities(settings),
-        sessions={pool.name: settings.sessions_on(pool) for pool in settings.karpenter.node_pools},
+        sessions=pool_sessions(settings),
     )
+
+
+def pool_sessions(settings: StackSettings) -> dict[str, tuple[timetable.Session, ...]]:
+    """Every Karpenter pool's lab sessions, by pool name."""
+    return {pool.name: settings.sessions_on(pool) for pool in settings.karpenter.node_pools}
 
 
 def node_class_basis(settings: StackSettings) -> karpenter_manifests.NodeClassBasis:
@@ -116,7 +122,7 @@ class Karpenter(pulumi.ComponentResource):
         inputs = controller_inputs(args.settings)
         queue = self.interruption_queue
         values = pulumi.Output.all(args.cluster_endpoint, queue.name).apply(
-            lambda values: karpenter_manifests.helm_values(
+            lambda values: karpenter_values.helm_values(
                 inputs, cluster_endpoint=values[0], interruption_queue=values[1]
             )
         )

@@ -1,5 +1,5 @@
-"""Karpenter 1.14.1 objects as plain dicts: GPU NodePools, their EC2NodeClasses, the NodeOverlays that
-teach Karpenter about GPU sharing, and the controller's Helm values. Pure: no Pulumi import.
+"""Karpenter 1.14.1 objects as plain dicts: GPU NodePools, their EC2NodeClasses and the NodeOverlays that
+teach Karpenter about GPU sharing (the controller's Helm values: `karpenter_values`). Pure: no Pulumi import.
 
 API versions are the current ones: NodePool `karpenter.sh/v1`, EC2NodeClass `karpenter.k8s.aws/v1`,
 NodeOverlay `karpenter.sh/v1alpha1` (schemas: ../shared/schemas/karpenter/v1.14.1).
@@ -11,41 +11,28 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from components.facts import gpu_catalog, timetable
+from components.facts import gpu_catalog
 from components.facts.constants import (
     AL2023_AMI_RELEASE,
     ARCH_LABEL,
     CAPACITY_TYPE_LABEL,
     GPU_RESOURCE,
     GPU_TAINT,
-    HOSTNAME_LABEL,
     INSTANCE_FAMILY_LABEL,
     INSTANCE_GPU_COUNT_LABEL,
     INSTANCE_GPU_MANUFACTURER_LABEL,
     INSTANCE_TYPE_LABEL,
     KARPENTER_DISCOVERY_TAG,
-    KARPENTER_SERVICE_ACCOUNT,
     NODE_METADATA_OPTIONS,
     NODEPOOL_LABEL,
     OS_LABEL,
     ROOT_DEVICE_NAME,
     ROOT_VOLUME_TYPE,
-    SYSTEM_NODE_LABEL_KEY,
-    SYSTEM_NODE_LABEL_VALUE,
-    ZONE_LABEL,
     gpu_node_labels,
 )
 from components.renderers.gpu_bootstrap import render_gpu_user_data
 from components.renderers.gpu_capacity import schedulable_gpus
-from components.renderers.warm_headroom_manifests import uses_capacity_buffers
-from components.settings import (
-    GpuNodeSettings,
-    GpuSharingSettings,
-    KarpenterSettings,
-    NodePoolSettings,
-    ObservabilitySettings,
-)
-from components.settings.capacity import PoolCapacity
+from components.settings import GpuNodeSettings, GpuSharingSettings, NodePoolSettings
 
 Manifest = dict[str, Any]
 
@@ -65,20 +52,10 @@ KARPENTER_MANAGED_TAG_KEYS: Final = (
     "karpenter.k8s.aws/ec2nodeclass",
 )
 KARPENTER_MANAGED_TAG_PREFIX: Final = "kubernetes.io/cluster"
-# Getting-started sizing for the controller; requests = limits gives it Guaranteed QoS.
-CONTROLLER_RESOURCES: Final = {"cpu": "1", "memory": "1Gi"}
 
 
 def _requirement(key: str, values: list[str]) -> dict[str, Any]:
     return {"key": key, "operator": "In", "values": values}
-
-
-def shares_gpus(karpenter: KarpenterSettings, pools: Sequence[PoolCapacity]) -> bool:
-    """True when some Karpenter pool shares GPUs, i.e. needs NodeOverlays (and their feature gate).
-
-    `pools`: the Karpenter pools' capacity (`capacity.karpenter_capacities`): each one's sharing replicas.
-    """
-    return karpenter.enabled and any(pool.replicas > 1 for pool in pools)
 
 
 def nodeclass_tags(tags: Mapping[str, str]) -> dict[str, str]:
@@ -257,70 +234,3 @@ def node_overlays(pool: NodePoolSettings, sharing: GpuSharingSettings) -> list[M
         }
         for gpus in pool_gpu_counts(pool)
     ]
-
-
-# --- Helm values --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ControllerInputs:
-    """What the controller's Helm values read: its section, the cluster, and what the GPU pools ask of it."""
-
-    karpenter: KarpenterSettings
-    cluster_name: str
-    region: str
-    observability: ObservabilitySettings
-    pools: tuple[PoolCapacity, ...]  # the Karpenter pools' capacity (`capacity.karpenter_capacities`)
-    sessions: Mapping[str, tuple[timetable.Session, ...]]  # every Karpenter pool's lab sessions, by pool name
-
-
-def _feature_gates(inputs: ControllerInputs) -> dict[str, bool]:
-    """Every gate this program relies on, stated explicitly (on or off) rather than left to the chart default."""
-    return {
-        # Simulated nvidia.com/gpu = GPUs x sharing replicas (NodeOverlay, alpha).
-        "nodeOverlay": shares_gpus(inputs.karpenter, inputs.pools),
-        # Warm GPU slots through CapacityBuffer (alpha), only when some pool keeps them.
-        "capacityBuffer": uses_capacity_buffers(inputs.karpenter, inputs.sessions),
-        # Replace nodes whose health conditions stay bad (AcceleratedHardwareReady=False: 10 minutes), set by
-        # the node monitoring agent (aws/karpenter-provider-aws pkg/cloudprovider/cloudprovider.go
-        # `RepairPolicies` @ v1.14.1). Never more than 20% of a pool's nodes at once
-        # (kubernetes-sigs/karpenter pkg/controllers/node/health/controller.go `allowedUnhealthyPercent`).
-        "nodeRepair": inputs.observability.node_repair,
-        # Launch into EC2 capacity reservations (BETA, on by default at v1.14.1: charts/karpenter/values.yaml), on only
-        # when a pool names some: with it on, Karpenter no longer treats `open` ODCRs as plain on-demand capacity.
-        "reservedCapacity": any(pool.capacity_reservations for pool in inputs.karpenter.node_pools),
-    }
-
-
-def helm_values(inputs: ControllerInputs, *, cluster_endpoint: str, interruption_queue: str) -> dict[str, Any]:
-    """Values of the `karpenter` chart: cluster wiring, HA on the system nodes only, feature gates."""
-    return {
-        "replicas": inputs.karpenter.replicas,
-        # The Pod Identity association names this service account.
-        "serviceAccount": {"name": KARPENTER_SERVICE_ACCOUNT},
-        "settings": {
-            "clusterName": inputs.cluster_name,
-            "clusterEndpoint": cluster_endpoint,
-            "interruptionQueue": interruption_queue,  # the queue NAME, not its URL or ARN
-            "featureGates": _feature_gates(inputs),
-        },
-        "controller": {
-            # The region from settings, not from IMDS: pods cannot reach IMDS at hop limit 1, and the
-            # controller panics when it cannot find its region (aws/karpenter-provider-aws#8219).
-            "env": [{"name": "AWS_REGION", "value": inputs.region}],
-            "resources": {"requests": dict(CONTROLLER_RESOURCES), "limits": dict(CONTROLLER_RESOURCES)},
-        },
-        "nodeSelector": {OS_LABEL: "linux", SYSTEM_NODE_LABEL_KEY: SYSTEM_NODE_LABEL_VALUE},
-        # The chart's defaults, restated so the guarantee does not hang on a default: never run on a node
-        # Karpenter launched (it could consolidate its own controller away), one replica per host.
-        "affinity": {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [{"matchExpressions": [{"key": NODEPOOL_LABEL, "operator": "DoesNotExist"}]}]
-                }
-            },
-            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": HOSTNAME_LABEL}]},
-        },
-        # One replica per zone: a zone outage leaves a leader-elect-ready standby.
-        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": ZONE_LABEL, "whenUnsatisfiable": "DoNotSchedule"}],
-    }
