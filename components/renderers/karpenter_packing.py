@@ -1,7 +1,8 @@
 """A small model of how Karpenter packs one batch of pending GPU pods onto new nodes.
 
-Pure: the Karpenter and demo sections and the pools' capacity in, plain rows out. What it models (kubernetes-sigs/karpenter @ v1.14.1 = 6e7eab7a0f48, the
-core aws/karpenter-provider-aws v1.14.1 pins in go.mod, `KARPENTER_VERSION`):
+Pure: the Karpenter and demo sections and the pools' capacity in, plain rows out. What it models
+(kubernetes-sigs/karpenter @ v1.14.1 = 6e7eab7a0f48, the core aws/karpenter-provider-aws v1.14.1 pins in go.mod,
+`KARPENTER_VERSION`):
 
 - `pkg/controllers/provisioning/scheduling/queue.go` `NewQueue` / `byCPUAndMemoryDescending`: the pods of
   one provisioning batch are tried largest first; every pod here asks for one shared slot, so the order
