@@ -38,7 +38,7 @@ from typing import Any
 from components.facts import constants
 from components.renderers import access_entries
 from components.renderers.gpu_quota import quota_needs
-from components.settings import SettingsError, StackSettings, load_settings
+from components.settings import SettingsError, StackSettings, capacity, load_settings
 from offline.config_files import StackFileError, read_stack_config
 
 PROJECT_DIR = Path(__file__).resolve().parent
@@ -288,7 +288,9 @@ def check_addons(aws: Aws, settings: StackSettings) -> list[CheckResult]:
 
 def check_quotas(aws: Aws, settings: StackSettings) -> list[CheckResult]:
     results = []
-    for need in quota_needs(settings):
+    pools = capacity.karpenter_capacities(settings)
+    group = capacity.managed_group_capacity(settings)
+    for need in quota_needs(settings.gpu_node_group, group, settings.karpenter, pools):
         args = ("service-quotas", "get-service-quota", "--service-code", "ec2", "--quota-code", need.code)
         answer = aws.run(*args) or {}
         quota = answer.get("Quota") or {}

@@ -13,11 +13,45 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from components.facts import timetable
 from components.facts.constants import KARPENTER_CHART_REPO, KARPENTER_NAMESPACE, KARPENTER_VERSION
-from components.renderers import karpenter_manifests
+from components.renderers import karpenter_manifests, karpenter_values, timetable_manifests
 from components.resources import karpenter_aws
 from components.resources.warm_headroom import create_warm_headroom
-from components.settings import NodePoolSettings, StackSettings
+from components.settings import NodePoolSettings, StackSettings, capacity
+
+
+def stack_context(settings: StackSettings) -> karpenter_aws.StackContext:
+    """What Karpenter's AWS side reads of the stack."""
+    return karpenter_aws.StackContext(settings.cluster_name, settings.region, settings.tags, settings.protect_resources)
+
+
+def controller_inputs(settings: StackSettings) -> karpenter_values.ControllerInputs:
+    """What the controller's Helm values read: the sections, the pools' capacity and their lab sessions."""
+    return karpenter_values.ControllerInputs(
+        karpenter=settings.karpenter,
+        cluster_name=settings.cluster_name,
+        region=settings.region,
+        observability=settings.observability,
+        pools=capacity.karpenter_capacities(settings),
+        sessions=pool_sessions(settings),
+    )
+
+
+def pool_sessions(settings: StackSettings) -> dict[str, tuple[timetable.Session, ...]]:
+    """Every Karpenter pool's lab sessions, by pool name."""
+    return {pool.name: settings.sessions_on(pool) for pool in settings.karpenter.node_pools}
+
+
+def gpu_node_pool(settings: StackSettings, pool: NodePoolSettings) -> karpenter_manifests.Manifest:
+    """The pool's NodePool: its sharing, and no voluntary disruption through its lab sessions (timetable)."""
+    budgets = timetable_manifests.budget_windows(settings.sessions_on(pool), settings.timetable_lead_minutes(pool))
+    return karpenter_manifests.node_pool(pool, settings.sharing_for(pool), session_budgets=budgets)
+
+
+def node_class_basis(settings: StackSettings) -> karpenter_manifests.NodeClassBasis:
+    """What every pool's EC2NodeClass reads of the stack (GPU nodes as their userData builds them)."""
+    return karpenter_manifests.NodeClassBasis(settings.cluster_name, settings.tags, settings.gpu_node_bootstrap)
 
 
 @dataclass(frozen=True)
@@ -47,11 +81,12 @@ class Karpenter(pulumi.ComponentResource):
         super().__init__("gpu-platform:karpenter:Karpenter", name, None, opts)
         settings = args.settings
         # AWS side (karpenter_aws): children of this component, so their URNs are unchanged.
-        node_identity = karpenter_aws.create_node_identity(name, settings, args.eks_cluster_name, parent=self)
+        stack = stack_context(settings)
+        node_identity = karpenter_aws.create_node_identity(name, stack, args.eks_cluster_name, parent=self)
         self.node_role = node_identity.role
-        self.interruption_queue = karpenter_aws.create_interruption_handling(name, settings, parent=self)
+        self.interruption_queue = karpenter_aws.create_interruption_handling(name, stack, parent=self)
         controller_identity = karpenter_aws.create_controller_identity(
-            name, settings, args.eks_cluster_name, self.node_role, self.interruption_queue, parent=self
+            name, stack, args.eks_cluster_name, self.node_role, self.interruption_queue, parent=self
         )
         self.controller_role = controller_identity.role
         # In-cluster side: the charts, then the GPU pools.
@@ -90,11 +125,11 @@ class Karpenter(pulumi.ComponentResource):
     def _controller_chart(
         self, name: str, args: KarpenterArgs, controller_identity: list[pulumi.Resource]
     ) -> k8s.helm.v4.Chart:
-        settings = args.settings
+        inputs = controller_inputs(args.settings)
         queue = self.interruption_queue
         values = pulumi.Output.all(args.cluster_endpoint, queue.name).apply(
-            lambda values: karpenter_manifests.helm_values(
-                settings, cluster_endpoint=values[0], interruption_queue=values[1]
+            lambda values: karpenter_values.helm_values(
+                inputs, cluster_endpoint=values[0], interruption_queue=values[1]
             )
         )
         return k8s.helm.v4.Chart(
@@ -134,8 +169,10 @@ class Karpenter(pulumi.ComponentResource):
     ) -> k8s.apiextensions.CustomResource | None:
         """One GPU pool: its EC2NodeClass, its NodeOverlays (when it shares GPUs), its NodePool, then its
         CapacityBuffer (returned; None without warm slots or sessions)."""
+        sharing = settings.sharing_for(pool)
+        basis = node_class_basis(settings)
         node_class = self.node_role.name.apply(
-            lambda role: karpenter_manifests.node_class(settings, pool, node_role_name=role)
+            lambda role: karpenter_manifests.node_class(pool, sharing, basis, node_role_name=role)
         )
         node_class_cr = k8s.apiextensions.CustomResource(
             f"{name}-{pool.name}-nodeclass",
@@ -155,9 +192,9 @@ class Karpenter(pulumi.ComponentResource):
                 spec=overlay["spec"],
                 opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=karpenter_ready),
             )
-            for overlay in karpenter_manifests.node_overlays(settings, pool)
+            for overlay in karpenter_manifests.node_overlays(pool, sharing)
         ]
-        node_pool = karpenter_manifests.node_pool(settings, pool)
+        node_pool = gpu_node_pool(settings, pool)
         node_pool_cr = k8s.apiextensions.CustomResource(
             f"{name}-{pool.name}-nodepool",
             api_version=node_pool["apiVersion"],
@@ -171,5 +208,11 @@ class Karpenter(pulumi.ComponentResource):
             ),
         )
         return create_warm_headroom(
-            name, settings, pool, parent=self, provider=provider, depends_on=[*karpenter_ready, node_pool_cr]
+            name,
+            pool,
+            slot_shape=settings.warm_slot_shape_for(pool),
+            sessions=settings.sessions_on(pool),
+            parent=self,
+            provider=provider,
+            depends_on=[*karpenter_ready, node_pool_cr],
         )

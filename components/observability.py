@@ -56,8 +56,8 @@ def idle_fleet(settings: StackSettings) -> gpu_alarms.IdleFleet:
         settings.gpu_node_group,
         settings.demo,
         capacity.managed_group_slots(settings),
-        tuple(capacity_rows(settings)),
-        tuple(warm_headroom_rows(settings)),
+        tuple(capacity_rows(capacity.all_capacities(settings))),
+        tuple(warm_headroom_rows(settings.karpenter, capacity.karpenter_capacities(settings))),
     )
 
 
@@ -69,7 +69,9 @@ def alarm_specs(settings: StackSettings) -> tuple[gpu_alarms.AlarmSpec, ...]:
 def dashboard(settings: StackSettings) -> dict[str, Any]:
     """The stack's GPU fleet dashboard body."""
     namespaces = lab_namespaces(settings.labs, settings.demo)
-    return render_dashboard(settings.cluster_name, settings.region, namespaces, pool_slot_ceilings(settings))
+    return render_dashboard(
+        settings.cluster_name, settings.region, namespaces, pool_slot_ceilings(capacity.all_capacities(settings))
+    )
 
 
 # The exporter's objects by kind (renderers/dcgm_exporter_manifests.exporter_objects).

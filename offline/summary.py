@@ -8,12 +8,12 @@ from components.renderers import hub_profiles, hub_storage
 from components.renderers.access_entries import matrix_lines
 from components.renderers.dcgm_engines import LATCH_RECOVERY_COMMAND, engine_rows
 from components.renderers.gpu_capacity import capacity_rows, lab_slot_warning, max_schedulable_slots, warm_headroom_rows
-from components.renderers.gpu_quota import quota_needs
+from components.renderers.gpu_quota import QuotaNeed, quota_needs
 from components.renderers.karpenter_packing import first_batch_rows, mixed_gpu_count_warnings
 from components.renderers.placeholders import placeholder_values
 from components.renderers.timetable_report import TimetabledPool, node_lifetimes, pool_weeks, session_peaks
 from components.resources.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
-from components.settings import REGION_KEY, StackSettings, config_key
+from components.settings import REGION_KEY, StackSettings, capacity, config_key
 from offline.plan import Plan, profile_pools
 
 
@@ -29,7 +29,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
         "GPU capacity (schedulable nvidia.com/gpu = physical GPUs x sharing replicas):",
         f"  {'pool':<22}{'instance type':<16}{'GPUs/node':>10}{'sharing':>18}{'gpu/node':>10}{'at limit':>10}",
     ]
-    for row in capacity_rows(settings):
+    for row in capacity_rows(capacity.all_capacities(settings)):
         lines.append(
             f"  {row.pool:<22}{row.instance_type:<16}{row.physical_gpus:>10}{row.sharing:>18}"
             f"{row.schedulable_per_node:>10}{row.schedulable_at_limit:>10}"
@@ -41,13 +41,18 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
     lines += [
         "",
         "EC2 vCPU quotas to have before the first `up` (service code ec2; the formula: docs/lifecycle.md):",
-        *(f"  {need.code}  {need.name:<40}{need.vcpus:>6} vCPUs" for need in quota_needs(settings)),
+        *(f"  {need.code}  {need.name:<40}{need.vcpus:>6} vCPUs" for need in _quota_needs(settings)),
     ]
     lines += _lab_lines(settings)
     lines += _timetable_lines(settings)
     lines += _node_lifetime_lines(settings)
     lines += _hub_lines(settings)
     return "\n".join([*lines, *_access_lines(settings), *_placeholder_lines(settings)])
+
+
+def _quota_needs(settings: StackSettings) -> list[QuotaNeed]:
+    group = capacity.managed_group_capacity(settings)
+    return quota_needs(settings.gpu_node_group, group, settings.karpenter, capacity.karpenter_capacities(settings))
 
 
 def _access_lines(settings: StackSettings) -> list[str]:
@@ -76,7 +81,7 @@ def _placeholder_lines(settings: StackSettings) -> list[str]:
 
 
 def _warm_headroom_lines(settings: StackSettings) -> list[str]:
-    rows = warm_headroom_rows(settings)
+    rows = warm_headroom_rows(settings.karpenter, capacity.karpenter_capacities(settings))
     if not rows:
         return ["", "Warm GPU headroom: none (no pool sets warmGpuSlots)"]
     lines = [
@@ -92,8 +97,13 @@ def _warm_headroom_lines(settings: StackSettings) -> list[str]:
 
 
 def _first_batch_lines(settings: StackSettings) -> list[str]:
-    rows = first_batch_rows(settings)
-    warnings = mixed_gpu_count_warnings(settings)
+    rows = first_batch_rows(
+        settings.karpenter,
+        settings.demo,
+        capacity.karpenter_capacities(settings),
+        capacity.managed_group_slots(settings),
+    )
+    warnings = mixed_gpu_count_warnings(settings.karpenter)
     if not rows and not warnings:
         return []
     lines = [
@@ -151,12 +161,12 @@ def _lab_lines(settings: StackSettings) -> list[str]:
     lines = [
         "",
         f"Learning labs (GPU slots = ResourceQuota requests.nvidia.com/gpu; pools provide at most "
-        f"{max_schedulable_slots(settings)}):",
+        f"{max_schedulable_slots(capacity.all_capacities(settings))}):",
         f"  {'lab':<22}{'GPU slots':>10}{'members':>10}",
         *(f"  {lab.name:<22}{lab.gpu_slots:>10}{len(lab.members):>10}" for lab in settings.labs),
         f"  {'total':<22}{sum(lab.gpu_slots for lab in settings.labs):>10}",
     ]
-    warning = lab_slot_warning(settings)
+    warning = lab_slot_warning(capacity.all_capacities(settings), settings.labs)
     return [*lines, *([f"  {warning}"] if warning else [])]
 
 

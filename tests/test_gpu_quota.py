@@ -10,7 +10,7 @@ from typing import Any
 
 from components.facts.gpu_catalog import vcpus
 from components.renderers.gpu_quota import QuotaNeed, quota_needs
-from components.settings import StackSettings, load_settings
+from components.settings import StackSettings, capacity, load_settings
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.config_edits import merged, with_value
@@ -33,6 +33,11 @@ def _stack(base: dict[str, str], group: dict[str, Any], pools: list[dict[str, An
     )
 
 
+def _quota_needs(settings: StackSettings) -> list[QuotaNeed]:
+    group = capacity.managed_group_capacity(settings)
+    return quota_needs(settings.gpu_node_group, group, settings.karpenter, capacity.karpenter_capacities(settings))
+
+
 def test_vcpus_of_the_catalog_sizes() -> None:
     assert [vcpus(t) for t in ("g4dn.xlarge", "g4dn.12xlarge", "g4dn.metal", "g5.48xlarge")] == [4, 48, 96, 192]
 
@@ -42,14 +47,14 @@ def test_gpu_limit_binds_before_cpu_limit(stack_configs: dict[str, dict[str, str
     pool = {"name": "t4", "instanceTypes": ["g4dn.xlarge"], "gpuLimit": 8, "cpuLimit": 96}
     group = {"enabled": True, "instanceTypes": ["g4dn.2xlarge"], "minSize": 1, "desiredSize": 1, "maxSize": 2}
     settings = _stack(stack_configs["staging"], group, [pool])
-    assert quota_needs(settings) == [QuotaNeed(*ON_DEMAND_G, vcpus=32 + 16)]
+    assert _quota_needs(settings) == [QuotaNeed(*ON_DEMAND_G, vcpus=32 + 16)]
 
 
 def test_cpu_limit_binds_on_vcpu_heavy_types(stack_configs: dict[str, dict[str, str]]) -> None:
     """g4dn.16xlarge has 64 vCPUs per GPU: 4 GPUs would be 256 vCPUs, capped by cpuLimit 100."""
     pool = {"name": "t4", "instanceTypes": ["g4dn.xlarge", "g4dn.16xlarge"], "gpuLimit": 4, "cpuLimit": 100}
     settings = _stack(stack_configs["staging"], {"enabled": False}, [pool])
-    assert quota_needs(settings) == [QuotaNeed(*ON_DEMAND_G, vcpus=100)]
+    assert _quota_needs(settings) == [QuotaNeed(*ON_DEMAND_G, vcpus=100)]
 
 
 def test_spot_and_p_families_count_against_their_own_quotas(stack_configs: dict[str, dict[str, str]]) -> None:
@@ -58,7 +63,7 @@ def test_spot_and_p_families_count_against_their_own_quotas(stack_configs: dict[
         {"name": "h100", "instanceTypes": ["p5.48xlarge"], "gpuLimit": 8, "cpuLimit": 192},
     ]
     settings = _stack(stack_configs["staging"], {"enabled": False}, pools)
-    assert {need.code: need.vcpus for need in quota_needs(settings)} == {"L-3819A6DF": 8, "L-417A185B": 192}
+    assert {need.code: need.vcpus for need in _quota_needs(settings)} == {"L-3819A6DF": 8, "L-417A185B": 192}
 
 
 def test_the_synth_summary_prints_the_quota(
@@ -67,7 +72,7 @@ def test_the_synth_summary_prints_the_quota(
     for stack, plan in (("staging", staging_plan), ("prod", prod_plan)):
         settings = load_settings(stack_configs[stack])
         summary = render_summary(settings, plan, stack, Path("out"))
-        (need,) = quota_needs(settings)
+        (need,) = _quota_needs(settings)
         assert need.code == ON_DEMAND_G[0]
         (line,) = [line for line in summary.splitlines() if need.code in line]
         assert ON_DEMAND_G[1] in line and f"{need.vcpus} vCPUs" in line

@@ -19,7 +19,8 @@ from components.facts.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     gpu_node_labels,
 )
-from components.renderers import karpenter_manifests
+from components.karpenter import controller_inputs, gpu_node_pool, node_class_basis
+from components.renderers import karpenter_manifests, karpenter_values
 from components.renderers.gpu_bootstrap import render_gpu_user_data
 from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
@@ -45,9 +46,13 @@ def stack_settings(stack: str, **overrides: Any) -> StackSettings:
 def rendered_objects(settings: StackSettings) -> list[dict[str, Any]]:
     objects = []
     for pool in settings.karpenter.node_pools:
-        objects.append(karpenter_manifests.node_pool(settings, pool))
-        objects.append(karpenter_manifests.node_class(settings, pool, node_role_name=NODE_ROLE))
-        objects.extend(karpenter_manifests.node_overlays(settings, pool))
+        objects.append(gpu_node_pool(settings, pool))
+        objects.append(
+            karpenter_manifests.node_class(
+                pool, settings.sharing_for(pool), node_class_basis(settings), node_role_name=NODE_ROLE
+            )
+        )
+        objects.extend(karpenter_manifests.node_overlays(pool, settings.sharing_for(pool)))
     return objects
 
 
@@ -85,7 +90,7 @@ def test_exclusive_and_instance_type_pools_validate_too() -> None:
 def test_node_pool_carries_the_shared_gpu_label_and_taint(stack: str) -> None:
     settings = stack_settings(stack)
     for pool in settings.karpenter.node_pools:
-        template = karpenter_manifests.node_pool(settings, pool)["spec"]["template"]
+        template = gpu_node_pool(settings, pool)["spec"]["template"]
         assert template["metadata"]["labels"] == gpu_node_labels(settings.sharing_for(pool).profile)
         assert template["spec"]["taints"] == [GPU_TAINT]
         assert template["spec"]["nodeClassRef"] == {
@@ -103,7 +108,7 @@ def _requirements(node_pool: dict[str, Any]) -> dict[str, tuple[str, list[str]]]
 def test_node_pool_requirements_and_disruption_follow_settings() -> None:
     settings = stack_settings("staging")
     (pool,) = settings.karpenter.node_pools
-    node_pool = karpenter_manifests.node_pool(settings, pool)
+    node_pool = gpu_node_pool(settings, pool)
     # Expected values as Pulumi.staging.yaml's g4-nodepool states them (architectures are the settings default),
     # plus the budget window of learning-lab's 17:00 Pacific session (docs/timetable.md).
     assert _requirements(node_pool) == {
@@ -127,7 +132,7 @@ def test_node_pool_requirements_and_disruption_follow_settings() -> None:
 def test_family_pools_select_by_instance_family() -> None:
     settings = stack_settings("prod")
     for pool in settings.karpenter.node_pools:
-        requirements = _requirements(karpenter_manifests.node_pool(settings, pool))
+        requirements = _requirements(gpu_node_pool(settings, pool))
         assert requirements["karpenter.k8s.aws/instance-family"] == ("In", sorted(pool.instance_families))
         assert "node.kubernetes.io/instance-type" not in requirements
 
@@ -135,7 +140,7 @@ def test_family_pools_select_by_instance_family() -> None:
 def test_scheduled_budgets_keep_schedule_and_duration() -> None:
     settings = stack_settings("prod")
     pool = next(p for p in settings.karpenter.node_pools if len(p.disruption_budgets) > 1)
-    budgets = karpenter_manifests.node_pool(settings, pool)["spec"]["disruption"]["budgets"]
+    budgets = gpu_node_pool(settings, pool)["spec"]["disruption"]["budgets"]
     # Pulumi.prod.yaml's t4-shared budgets, as written there, then vision-lab's 09:00 Pacific session window
     # (08:54 PDT = 15:54 UTC, 6m lead + 3h + 1h for PST).
     assert budgets == [
@@ -150,7 +155,7 @@ def test_gpu_limit_counts_physical_gpus_in_shared_units(stack: str) -> None:
     """A sharing node advertises GPUs x replicas, so gpuLimit physical GPUs = gpuLimit x replicas units."""
     settings = stack_settings(stack)
     for pool in settings.karpenter.node_pools:
-        limits = karpenter_manifests.node_pool(settings, pool)["spec"]["limits"]
+        limits = gpu_node_pool(settings, pool)["spec"]["limits"]
         assert limits == {
             "cpu": str(pool.cpu_limit),
             GPU_RESOURCE: str(pool.gpu_limit * settings.sharing_for(pool).replicas),
@@ -169,7 +174,7 @@ def test_overlay_capacity_is_gpus_times_replicas_for_1_4_and_8_gpu_types(replica
         gpuSharing={"strategy": "time-slicing", "replicas": replicas},
     )
     (pool,) = settings.karpenter.node_pools
-    overlays = karpenter_manifests.node_overlays(settings, pool)
+    overlays = karpenter_manifests.node_overlays(pool, settings.sharing_for(pool))
     by_gpu_count = {}
     for overlay in overlays:
         requirements = {r["key"]: r for r in overlay["spec"]["requirements"]}
@@ -190,7 +195,7 @@ def test_one_overlay_per_distinct_gpu_count_with_unique_names() -> None:
     settings = stack_settings("prod")
     names = []
     for pool in settings.karpenter.node_pools:
-        overlays = karpenter_manifests.node_overlays(settings, pool)
+        overlays = karpenter_manifests.node_overlays(pool, settings.sharing_for(pool))
         counts = [o["spec"]["requirements"][1]["values"] for o in overlays]
         assert counts == [[str(g)] for g in sorted(set(map(gpu_catalog.gpu_count, pool.selected_instance_types)))]
         names += [o["metadata"]["name"] for o in overlays]
@@ -202,7 +207,9 @@ def test_pool_override_replicas_are_the_ones_used() -> None:
     settings = stack_settings("prod")
     pool = next(p for p in settings.karpenter.node_pools if p.gpu_sharing is not None)
     assert pool.gpu_sharing is not None and pool.gpu_sharing.replicas != settings.gpu_sharing.replicas
-    capacities = [o["spec"]["capacity"][GPU_RESOURCE] for o in karpenter_manifests.node_overlays(settings, pool)]
+    capacities = [
+        o["spec"]["capacity"][GPU_RESOURCE] for o in karpenter_manifests.node_overlays(pool, settings.sharing_for(pool))
+    ]
     gpus = karpenter_manifests.pool_gpu_counts(pool)
     assert capacities == [str(g * pool.gpu_sharing.replicas) for g in gpus]
 
@@ -212,8 +219,10 @@ def test_no_overlays_and_no_feature_gate_without_sharing() -> None:
         "staging", karpenter=pool_config(instanceFamilies=["g5"]), gpuSharing={"strategy": "none", "replicas": 1}
     )
     (pool,) = settings.karpenter.node_pools
-    assert karpenter_manifests.node_overlays(settings, pool) == []
-    values = karpenter_manifests.helm_values(settings, cluster_endpoint="https://x", interruption_queue="q")
+    assert karpenter_manifests.node_overlays(pool, settings.sharing_for(pool)) == []
+    values = karpenter_values.helm_values(
+        controller_inputs(settings), cluster_endpoint="https://x", interruption_queue="q"
+    )
     assert values["settings"]["featureGates"]["nodeOverlay"] is False
 
 
@@ -225,7 +234,9 @@ def test_node_class_launches_pinned_al2023_with_imdsv2_and_encrypted_root(stack:
     settings = stack_settings(stack)
     volume = settings.gpu_nodes.root_volume
     for pool in settings.karpenter.node_pools:
-        node_class = karpenter_manifests.node_class(settings, pool, node_role_name=NODE_ROLE)
+        node_class = karpenter_manifests.node_class(
+            pool, settings.sharing_for(pool), node_class_basis(settings), node_role_name=NODE_ROLE
+        )
         spec = node_class["spec"]
         assert node_class["metadata"]["name"] == pool.name
         # A pinned release (never @latest), the one the managed GPU group runs too.
@@ -259,7 +270,9 @@ def test_node_class_user_data_is_the_shared_gpu_bootstrap(stack: str) -> None:
     settings = stack_settings(stack)
     for pool in settings.karpenter.node_pools:
         labels = gpu_node_labels(settings.sharing_for(pool).profile)
-        user_data = karpenter_manifests.node_class(settings, pool, node_role_name=NODE_ROLE)["spec"]["userData"]
+        user_data = karpenter_manifests.node_class(
+            pool, settings.sharing_for(pool), node_class_basis(settings), node_role_name=NODE_ROLE
+        )["spec"]["userData"]
         assert user_data == render_gpu_user_data(
             settings.gpu_node_bootstrap, launched_by="karpenter", node_labels=labels
         )
@@ -280,7 +293,9 @@ def test_node_class_drops_tags_karpenter_owns() -> None:
     }
     settings = stack_settings("staging", tags=tags)
     (pool,) = settings.karpenter.node_pools
-    node_class = karpenter_manifests.node_class(settings, pool, node_role_name=NODE_ROLE)
+    node_class = karpenter_manifests.node_class(
+        pool, settings.sharing_for(pool), node_class_basis(settings), node_role_name=NODE_ROLE
+    )
     assert node_class["spec"]["tags"] == {"Name": "gpu-node", "team": "ml"}
     assert validate_custom_resource(node_class) == []
 
@@ -291,8 +306,8 @@ def test_node_class_drops_tags_karpenter_owns() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_helm_values_wire_the_cluster_and_keep_the_controller_on_system_nodes(stack: str) -> None:
     settings = stack_settings(stack)
-    values = karpenter_manifests.helm_values(
-        settings, cluster_endpoint="https://api.example", interruption_queue=settings.cluster_name
+    values = karpenter_values.helm_values(
+        controller_inputs(settings), cluster_endpoint="https://api.example", interruption_queue=settings.cluster_name
     )
     assert values["settings"] == {
         "clusterName": settings.cluster_name,

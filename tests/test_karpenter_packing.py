@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from components.renderers import karpenter_packing as packing
-from components.settings import StackSettings, load_settings
+from components.settings import StackSettings, capacity, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.summary import render_summary
@@ -30,23 +30,28 @@ def staging_with_pool(**pool: Any) -> StackSettings:
     return load_settings(values)
 
 
+def _first_batch_rows(settings: StackSettings) -> list[packing.FirstBatchRow]:
+    pools = capacity.karpenter_capacities(settings)
+    return packing.first_batch_rows(settings.karpenter, settings.demo, pools, capacity.managed_group_slots(settings))
+
+
 def test_staging_first_batch_gets_one_g4dn_xlarge_per_three_slots() -> None:
     settings = stack_settings("staging")
-    (row,) = packing.first_batch_rows(settings)
+    (row,) = _first_batch_rows(settings)
     # Pulumi.staging.yaml: demo.replicas 3 (managed group off), warmGpuSlots 3, time-slicing x3 on 1-GPU types.
     assert (row.pool, row.demo_slots, row.warm_slots) == ("g4-nodepool", 3, 3)
     assert [(node.instance_type, node.slots) for node in row.nodes] == [("g4dn.xlarge", 3), ("g4dn.xlarge", 3)]
-    assert packing.mixed_gpu_count_warnings(settings) == []
+    assert packing.mixed_gpu_count_warnings(settings.karpenter) == []
 
 
 def test_a_pool_mixing_1_and_4_gpu_types_buys_the_4_gpu_node_for_six_slots() -> None:
     # The staging pool as it was: the 6 slots stay on one NodeClaim, whose only remaining type is 4 GPUs.
     settings = staging_with_pool(instanceTypes=["g4dn.xlarge", "g4dn.2xlarge", "g4dn.12xlarge"])
-    (row,) = packing.first_batch_rows(settings)
+    (row,) = _first_batch_rows(settings)
     assert [(node.instance_type, node.slots, node.options) for node in row.nodes] == [
         ("g4dn.12xlarge", 6, ("g4dn.12xlarge",))
     ]
-    (warning,) = packing.mixed_gpu_count_warnings(settings)
+    (warning,) = packing.mixed_gpu_count_warnings(settings.karpenter)
     assert "g4-nodepool" in warning and "1, 4 GPUs" in warning and "g4dn.12xlarge" in warning
 
 
@@ -71,7 +76,7 @@ def test_a_pod_no_type_holds_is_an_error() -> None:
 def test_prod_pools_by_family_say_they_mix_gpu_counts() -> None:
     # instanceFamilies take every size of a family: 1-, 4- and 8-GPU types in one pool.
     settings = stack_settings("prod")
-    warnings = packing.mixed_gpu_count_warnings(settings)
+    warnings = packing.mixed_gpu_count_warnings(settings.karpenter)
     assert len(warnings) == len(settings.karpenter.node_pools)
     assert all(pool.name in warning for pool, warning in zip(settings.karpenter.node_pools, warnings, strict=True))
 

@@ -17,7 +17,13 @@ from components.facts.constants import (
     NODE_ROLE_MANAGED_POLICIES,
     gpu_node_labels,
 )
-from components.renderers import karpenter_iam, karpenter_interruption, karpenter_manifests
+from components.karpenter import controller_inputs, gpu_node_pool, node_class_basis
+from components.renderers import (
+    karpenter_iam,
+    karpenter_interruption,
+    karpenter_manifests,
+    karpenter_values,
+)
 from components.settings import StackSettings, load_settings
 from offline.plan import Plan
 from tests.conftest import STACKS
@@ -87,9 +93,13 @@ def test_plan_objects_are_exactly_the_rendered_objects(stack: Any) -> None:
     role = f"{settings.cluster_name}-karpenter-node"
     expected = []
     for pool in settings.karpenter.node_pools:
-        expected.append(karpenter_manifests.node_pool(settings, pool))
-        expected.append(karpenter_manifests.node_class(settings, pool, node_role_name=role))
-        expected.extend(karpenter_manifests.node_overlays(settings, pool))
+        expected.append(gpu_node_pool(settings, pool))
+        expected.append(
+            karpenter_manifests.node_class(
+                pool, settings.sharing_for(pool), node_class_basis(settings), node_role_name=role
+            )
+        )
+        expected.extend(karpenter_manifests.node_overlays(pool, settings.sharing_for(pool)))
 
     def key(obj: dict[str, Any]) -> tuple[str, str]:
         return obj["kind"], obj["metadata"]["name"]
@@ -240,8 +250,10 @@ def test_crd_chart_then_controller_chart_without_crds(stack: Any) -> None:
     values = controller["values"]
     assert values["settings"]["interruptionQueue"] == settings.cluster_name
     assert values["settings"]["clusterEndpoint"].startswith("https://")
-    assert values == karpenter_manifests.helm_values(
-        settings, cluster_endpoint=values["settings"]["clusterEndpoint"], interruption_queue=settings.cluster_name
+    assert values == karpenter_values.helm_values(
+        controller_inputs(settings),
+        cluster_endpoint=values["settings"]["clusterEndpoint"],
+        interruption_queue=settings.cluster_name,
     )
 
 
@@ -291,7 +303,7 @@ def test_dependency_edges(stack: Any) -> None:
         node_pool = custom_resource(plan, "NodePool", pool.name)
         overlays = [
             custom_resource(plan, "NodeOverlay", o["metadata"]["name"])
-            for o in karpenter_manifests.node_overlays(settings, pool)
+            for o in karpenter_manifests.node_overlays(pool, settings.sharing_for(pool))
         ]
         for resource in (node_class, node_pool, *overlays):
             assert {crd_chart, controller_chart["urn"]} <= set(resource["dependencies"]), resource["urn"]

@@ -20,7 +20,8 @@ from components.facts.constants import (
     TIMETABLE_NAMESPACE,
     gpu_node_labels,
 )
-from components.renderers import karpenter_manifests, timetable_manifests, warm_headroom_manifests
+from components.karpenter import controller_inputs, gpu_node_pool, pool_sessions
+from components.renderers import karpenter_values, timetable_manifests, warm_headroom_manifests
 from components.renderers.timetable_report import node_lifetimes, pool_weeks, session_peaks
 from components.settings import NodePoolSettings, SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
@@ -253,7 +254,7 @@ def test_staging_class_is_warm_and_untouched_across_dst(class_start: datetime) -
     assert [jobs[s]["metadata"]["name"] for s in raising] == ["g4-nodepool-1655-to-9"]
     assert [jobs[s]["metadata"]["name"] for s in lowering] == ["g4-nodepool-1700-to-3"]
     # Karpenter reads budgets in UTC: no node may be disrupted from the raise to the end, in PST and PDT alike.
-    node_pool = karpenter_manifests.node_pool(settings, pool)
+    node_pool = gpu_node_pool(settings, pool)
     minute = raise_at
     while minute < class_start + timedelta(hours=2):
         assert allowed_disruptions(node_pool, minute) == 0, minute.astimezone(UTC)
@@ -360,10 +361,10 @@ def test_pools_with_sessions_keep_a_buffer_even_without_warm_slots(prod_plan: Pl
         "t4-shared-warm-gpu": 0,
         "a10g-inference-warm-gpu": 0,
     }
-    assert karpenter_manifests.helm_values(settings, cluster_endpoint="e", interruption_queue="q")["settings"][
-        "featureGates"
-    ]["capacityBuffer"]
-    assert len(warm_headroom_manifests.pools_with_headroom(settings)) == 2
+    assert karpenter_values.helm_values(controller_inputs(settings), cluster_endpoint="e", interruption_queue="q")[
+        "settings"
+    ]["featureGates"]["capacityBuffer"]
+    assert len(warm_headroom_manifests.pools_with_headroom(settings.karpenter, pool_sessions(settings))) == 2
 
 
 def test_session_pods_carry_do_not_disrupt(staging_plan: Plan) -> None:

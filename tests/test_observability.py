@@ -21,12 +21,13 @@ from components.facts.constants import (
     NODE_MONITORING_AGENT_ADDON,
     NODE_MONITORING_AGENT_ADDON_VERSION,
 )
+from components.karpenter import controller_inputs
 from components.observability import alarm_specs, dashboard, idle_fleet
 from components.renderers import container_insights_metrics as metrics
-from components.renderers import gpu_alarms, gpu_capacity, gpu_dashboard, karpenter_manifests
+from components.renderers import gpu_alarms, gpu_capacity, gpu_dashboard, karpenter_values
 from components.renderers import observability_config as config
 from components.resources import node_repair
-from components.settings import SettingsError, StackSettings, load_settings
+from components.settings import SettingsError, StackSettings, capacity, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.runner import install_mocks
@@ -438,10 +439,13 @@ def test_dashboard_checks_catch_a_broken_body() -> None:
 
 def test_dashboard_draws_each_pools_slot_ceiling() -> None:
     # staging: g4-nodepool gpuLimit 8 at 3 replicas; its managed GPU group is disabled (warm headroom instead).
-    assert gpu_capacity.pool_slot_ceilings(stack_settings("staging")) == {"g4-nodepool": 8 * 3}
+    assert gpu_capacity.pool_slot_ceilings(capacity.all_capacities(stack_settings("staging"))) == {"g4-nodepool": 8 * 3}
     # with the managed group on: 1 x g4dn.xlarge (1 GPU) at maxSize 1, 3 replicas.
     with_group = stack_settings("staging", gpuNodeGroup={"enabled": True, "minSize": 1, "desiredSize": 1, "maxSize": 1})
-    assert gpu_capacity.pool_slot_ceilings(with_group) == {"g4-nodepool": 24, "managed-gpu-group": 3}
+    assert gpu_capacity.pool_slot_ceilings(capacity.all_capacities(with_group)) == {
+        "g4-nodepool": 24,
+        "managed-gpu-group": 3,
+    }
 
 
 # --- Karpenter node repair ----------------------------------------------------------------------------
@@ -450,9 +454,9 @@ def test_dashboard_draws_each_pools_slot_ceiling() -> None:
 @pytest.mark.parametrize("node_repair", [True, False])
 def test_karpenter_node_repair_gate_follows_settings(node_repair: bool) -> None:
     settings = stack_settings("staging", observability={"nodeRepair": node_repair})
-    gates = karpenter_manifests.helm_values(settings, cluster_endpoint="https://x", interruption_queue="q")["settings"][
-        "featureGates"
-    ]
+    gates = karpenter_values.helm_values(
+        controller_inputs(settings), cluster_endpoint="https://x", interruption_queue="q"
+    )["settings"]["featureGates"]
     assert gates.get("nodeRepair", False) is node_repair
     assert all(isinstance(value, bool) for value in gates.values())
 

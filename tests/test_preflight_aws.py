@@ -17,12 +17,19 @@ import pytest
 import preflight
 from components.facts.constants import CLOUDWATCH_OBSERVABILITY_ADDON, CLOUDWATCH_OBSERVABILITY_ADDON_VERSION
 from components.renderers.gpu_quota import quota_needs
-from components.settings import load_settings
+from components.settings import capacity, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from tests.conftest import PROJECT_DIR
 
 STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
+# The EC2 vCPU quotas staging needs, as the synth summary and preflight work them out.
+STAGING_NEEDS = quota_needs(
+    STAGING.gpu_node_group,
+    capacity.managed_group_capacity(STAGING),
+    STAGING.karpenter,
+    capacity.karpenter_capacities(STAGING),
+)
 DEPLOYER = "arn:aws:iam::111122223333:role/github-actions-deploy"
 ADMIN = "arn:aws:iam::111122223333:role/platform-admin"
 PREVIEW = "arn:aws:iam::111122223333:role/github-actions-preview"
@@ -127,7 +134,7 @@ def test_quota_above_what_the_stack_uses(fake_aws: Any, capsys: pytest.CaptureFi
     log = fake_aws()
     code, out = _run("quotas", capsys)
     assert code == 0, out
-    for need in quota_needs(STAGING):
+    for need in STAGING_NEEDS:
         assert f"--quota-code {need.code}" in log.read_text()
         assert f"{need.code} ({need.name}) allows 256 vCPUs; the stack can use {need.vcpus}" in out
 
@@ -138,7 +145,7 @@ def test_quota_below_names_code_numbers_and_the_request_command(
     fake_aws(**{"service-quotas get-service-quota": {"stdout": {"Quota": {"Value": 8.0}}}})
     code, out = _run("quotas", capsys)
     assert code == 1
-    (need,) = quota_needs(STAGING)
+    (need,) = STAGING_NEEDS
     assert f"{need.code} ({need.name}) allows 8 vCPUs, below the {need.vcpus}" in out
     assert (
         f"aws service-quotas request-service-quota-increase --service-code ec2 --quota-code {need.code} "

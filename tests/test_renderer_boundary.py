@@ -269,3 +269,57 @@ def test_the_path_says_what_a_module_is() -> None:
     helpers = sorted(p for p in (components / "resources").glob("*.py") if p.stem != "__init__")
     assert helpers and all(_component_classes(p) == [] for p in helpers)
     assert all(pulumi_imports(p) for p in helpers), "resource helpers create resources (or read Pulumi config)"
+
+
+# --- renderers take the narrow arguments they read -----------------------------------------------------------------
+# A renderer is given a pool, its sharing, the capacity model's objects, a section or a small view the component
+# builds; never the whole stack, so a reader sees from its signature what an object depends on. The one module
+# below the components that returns the whole stack is the one that loads it from the Pulumi config.
+WHOLE_STACK_LOADERS = {PROJECT_DIR / "components" / "resources" / "runtime_settings.py"}
+
+
+def mentions_whole_stack(path: Path) -> list[int]:
+    """Lines of `path` that name `StackSettings` in code: an import, an annotation (quoted too), a call."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+    lines = set()
+    for node in ast.walk(tree):
+        named = (
+            (isinstance(node, ast.Name) and node.id == "StackSettings")
+            or (isinstance(node, ast.Attribute) and node.attr == "StackSettings")
+            or (isinstance(node, ast.ImportFrom) and any(alias.name == "StackSettings" for alias in node.names))
+            or (isinstance(node, ast.Constant) and "StackSettings" in str(node.value) and id(node) not in docstrings)
+        )
+        if named and isinstance(node, ast.expr | ast.stmt):
+            lines.add(node.lineno)
+    return sorted(lines)
+
+
+NARROW_MODULES = [
+    path
+    for folder in ("renderers", "resources")
+    for path in sorted((PROJECT_DIR / "components" / folder).glob("*.py"))
+    if path not in WHOLE_STACK_LOADERS
+]
+
+
+@pytest.mark.parametrize("path", NARROW_MODULES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_renderers_and_resource_helpers_take_narrow_arguments(path: Path) -> None:
+    assert mentions_whole_stack(path) == [], f"{path.name} names StackSettings: pass the sections or a view instead"
+
+
+def test_the_check_sees_the_whole_stack_passed_in(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from components.settings import StackSettings\n\n"
+        "def a(settings: StackSettings) -> int:\n    return 1\n\n"
+        "def b(settings: 'StackSettings') -> int:\n    '''Not StackSettings: a docstring may say the word.'''\n    return 2\n",
+        encoding="utf-8",
+    )
+    assert mentions_whole_stack(probe) == [1, 3, 6]

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from components.renderers import karpenter_manifests
+from components.karpenter import controller_inputs, gpu_node_pool, node_class_basis
+from components.renderers import karpenter_manifests, karpenter_values
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from tests.conftest import PROJECT_DIR
@@ -36,19 +37,23 @@ def reserved() -> StackSettings:
 def test_reservations_become_selector_terms_and_the_reserved_capacity_type() -> None:
     settings = reserved()
     (pool,) = settings.karpenter.node_pools
-    node_class = karpenter_manifests.node_class(settings, pool, node_role_name="lab-node")
+    node_class = karpenter_manifests.node_class(
+        pool, settings.sharing_for(pool), node_class_basis(settings), node_role_name="lab-node"
+    )
     assert node_class["spec"]["capacityReservationSelectorTerms"] == [
         {"id": "cr-0123456789abcdef0"},
         {"tags": {"team": "ml-platform", "purpose": "*"}},
     ]
-    node_pool = karpenter_manifests.node_pool(settings, pool)
+    node_pool = gpu_node_pool(settings, pool)
     (capacity,) = [
         r for r in node_pool["spec"]["template"]["spec"]["requirements"] if r["key"] == "karpenter.sh/capacity-type"
     ]
     assert capacity["values"] == ["reserved", "on-demand"]
     assert validate_custom_resource(node_class) == []
     assert validate_custom_resource(node_pool) == []
-    gates = karpenter_manifests.helm_values(settings, cluster_endpoint="e", interruption_queue="q")["settings"]
+    gates = karpenter_values.helm_values(controller_inputs(settings), cluster_endpoint="e", interruption_queue="q")[
+        "settings"
+    ]
     assert gates["featureGates"]["reservedCapacity"] is True
 
 
@@ -57,15 +62,24 @@ def test_without_reservations_nothing_changes_and_the_gate_is_off() -> None:
     (pool,) = settings.karpenter.node_pools
     assert (
         "capacityReservationSelectorTerms"
-        not in karpenter_manifests.node_class(settings, pool, node_role_name="n")["spec"]
+        not in karpenter_manifests.node_class(
+            pool, settings.sharing_for(pool), node_class_basis(settings), node_role_name="n"
+        )["spec"]
     )
-    gates = karpenter_manifests.helm_values(settings, cluster_endpoint="e", interruption_queue="q")["settings"]
+    gates = karpenter_values.helm_values(controller_inputs(settings), cluster_endpoint="e", interruption_queue="q")[
+        "settings"
+    ]
     assert gates["featureGates"]["reservedCapacity"] is False
 
 
 def test_the_crd_cel_rules_are_what_the_settings_enforce_earlier() -> None:
     settings = reserved()
-    node_class = karpenter_manifests.node_class(settings, settings.karpenter.node_pools[0], node_role_name="n")
+    node_class = karpenter_manifests.node_class(
+        settings.karpenter.node_pools[0],
+        settings.sharing_for(settings.karpenter.node_pools[0]),
+        node_class_basis(settings),
+        node_role_name="n",
+    )
     empty_value = copy.deepcopy(node_class)
     empty_value["spec"]["capacityReservationSelectorTerms"] = [{"tags": {"team": ""}}]
     assert any("empty tag keys or values" in e for e in validate_custom_resource(empty_value))

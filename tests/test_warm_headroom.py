@@ -17,10 +17,11 @@ from components.facts.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     gpu_node_labels,
 )
-from components.renderers import karpenter_manifests, warm_headroom_manifests
+from components.karpenter import controller_inputs, gpu_node_pool, pool_sessions
+from components.renderers import karpenter_manifests, karpenter_values, warm_headroom_manifests
 from components.renderers.gpu_bootstrap import render_gpu_user_data
 from components.renderers.gpu_capacity import warm_headroom_rows, warm_nodes_held
-from components.settings import NodePoolSettings, SettingsError, StackSettings, load_settings
+from components.settings import NodePoolSettings, SettingsError, StackSettings, capacity, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from tests.conftest import PROJECT_DIR, without_hubs
@@ -195,7 +196,7 @@ def test_warm_slots_of_a_disabled_karpenter_are_rejected_as_ignored() -> None:
     assert ("gpu-platform:karpenter.nodePools", IGNORED_WITHOUT_KARPENTER) in caught.value.problems
     # Only the switch: no pools, no headroom.
     off = load_settings({**config, "gpu-platform:karpenter": json.dumps({"enabled": False})})
-    assert warm_headroom_manifests.pools_with_headroom(off) == ()
+    assert warm_headroom_manifests.pools_with_headroom(off.karpenter, pool_sessions(off)) == ()
 
 
 # --- objects -------------------------------------------------------------------------------------------------
@@ -203,8 +204,11 @@ def test_warm_slots_of_a_disabled_karpenter_are_rejected_as_ignored() -> None:
 
 def headroom_objects(settings: StackSettings) -> list[dict[str, Any]]:
     objects = []
-    for pool in warm_headroom_manifests.pools_with_headroom(settings):
-        objects += [warm_headroom_manifests.pod_template(settings, pool), warm_headroom_manifests.capacity_buffer(pool)]
+    for pool in warm_headroom_manifests.pools_with_headroom(settings.karpenter, pool_sessions(settings)):
+        objects += [
+            warm_headroom_manifests.pod_template(pool, settings.warm_slot_shape_for(pool)),
+            warm_headroom_manifests.capacity_buffer(pool),
+        ]
     return objects
 
 
@@ -213,7 +217,12 @@ def test_every_buffer_validates_against_the_crd_and_every_template_is_strict_val
     objects = headroom_objects(settings)
     buffers = [o for o in objects if o["kind"] == "CapacityBuffer"]
     templates = [o for o in objects if o["kind"] == "PodTemplate"]
-    assert len(buffers) == len(templates) == len(warm_headroom_manifests.pools_with_headroom(settings)) > 0
+    assert (
+        len(buffers)
+        == len(templates)
+        == len(warm_headroom_manifests.pools_with_headroom(settings.karpenter, pool_sessions(settings)))
+        > 0
+    )
     assert [validate_custom_resource(b) for b in buffers] == [[] for _ in buffers]
     assert [validate_core_object(t, settings.kubernetes_version) for t in templates] == [[] for _ in templates]
 
@@ -221,7 +230,7 @@ def test_every_buffer_validates_against_the_crd_and_every_template_is_strict_val
 def test_buffer_references_its_template_with_the_warm_slots() -> None:
     settings = load_settings(STAGING)
     (pool,) = settings.karpenter.node_pools
-    template = warm_headroom_manifests.pod_template(settings, pool)
+    template = warm_headroom_manifests.pod_template(pool, settings.warm_slot_shape_for(pool))
     buffer = warm_headroom_manifests.capacity_buffer(pool)
     assert buffer["metadata"]["namespace"] == template["metadata"]["namespace"]  # podTemplateRef is namespace-local
     assert buffer["spec"]["podTemplateRef"] == {"name": template["metadata"]["name"]}
@@ -239,7 +248,7 @@ def test_the_validators_catch_broken_headroom_objects() -> None:
     no_count = copy.deepcopy(warm_headroom_manifests.capacity_buffer(pool))
     del no_count["spec"]["replicas"]
     assert any("replicas or limits must also be set" in e for e in validate_custom_resource(no_count))
-    template = copy.deepcopy(warm_headroom_manifests.pod_template(settings, pool))
+    template = copy.deepcopy(warm_headroom_manifests.pod_template(pool, settings.warm_slot_shape_for(pool)))
     template["template"]["spec"]["warmSlots"] = 3
     assert validate_core_object(template, settings.kubernetes_version) != []
 
@@ -269,11 +278,11 @@ def fits(pod_spec: dict[str, Any], labels: dict[str, str], taints: list[dict[str
 
 def test_a_warm_slot_lands_on_its_pool_and_only_there() -> None:
     settings = two_pool_settings()
-    pools = {pool.name: karpenter_manifests.node_pool(settings, pool) for pool in settings.karpenter.node_pools}
+    pools = {pool.name: gpu_node_pool(settings, pool) for pool in settings.karpenter.node_pools}
     managed_gpu_node = (gpu_node_labels(settings.gpu_sharing.profile), [GPU_TAINT])
     system_node: tuple[dict[str, str], list[dict[str, str]]] = ({SYSTEM_NODE_LABEL_KEY: SYSTEM_NODE_LABEL_VALUE}, [])
-    for pool in warm_headroom_manifests.pools_with_headroom(settings):
-        pod_spec = warm_headroom_manifests.pod_template(settings, pool)["template"]["spec"]
+    for pool in warm_headroom_manifests.pools_with_headroom(settings.karpenter, pool_sessions(settings)):
+        pod_spec = warm_headroom_manifests.pod_template(pool, settings.warm_slot_shape_for(pool))["template"]["spec"]
         own = node_pool_nodes(pools[pool.name])
         assert own and all(fits(pod_spec, labels, taints) for labels, taints in own)
         others = [node for name, other in pools.items() if name != pool.name for node in node_pool_nodes(other)]
@@ -319,11 +328,13 @@ def test_every_node_of_the_pool_holds_all_its_slots(
     settings = settings_with(
         {"instanceTypes": [instance_type], "warmGpuSlots": 1}, gpuSharing=sharing, observability=observed
     )
-    (pool,) = warm_headroom_manifests.pools_with_headroom(settings)
+    (pool,) = warm_headroom_manifests.pools_with_headroom(settings.karpenter, pool_sessions(settings))
     allocatable = settings.pool_node_allocatable(pool, instance_type)
     assert (allocatable.cpu_millicores, allocatable.memory_mib) == room
     assert settings.slots_per_node(pool, instance_type) == slots
-    (container,) = warm_headroom_manifests.pod_template(settings, pool)["template"]["spec"]["containers"]
+    (container,) = warm_headroom_manifests.pod_template(pool, settings.warm_slot_shape_for(pool))["template"]["spec"][
+        "containers"
+    ]
     requests = container["resources"]["requests"]
     cpu, memory = int(requests["cpu"].removesuffix("m")), int(requests["memory"].removesuffix("Mi"))
     assert (cpu, memory) == shape
@@ -351,7 +362,7 @@ def test_nodes_held_follow_the_formula(slots: int, replicas: int, instance_type:
         {"instanceTypes": [instance_type], "warmGpuSlots": slots, "gpuLimit": 16, "cpuLimit": 256},
         gpuSharing={"strategy": "time-slicing", "replicas": replicas},
     )
-    (row,) = warm_headroom_rows(settings)
+    (row,) = warm_headroom_rows(settings.karpenter, capacity.karpenter_capacities(settings))
     assert (row.instance_type, row.warm_slots, row.nodes_held) == (instance_type, slots, nodes)
     assert warm_nodes_held(slots, gpu_catalog.gpu_count(instance_type), settings.gpu_sharing) == nodes
 
@@ -359,11 +370,15 @@ def test_nodes_held_follow_the_formula(slots: int, replicas: int, instance_type:
 def test_pools_without_warm_slots_get_no_buffer_and_leave_the_gate_off() -> None:
     settings = settings_with({"warmGpuSlots": 0})
     assert headroom_objects(settings) == []
-    assert warm_headroom_rows(settings) == []
-    values = karpenter_manifests.helm_values(settings, cluster_endpoint="https://x", interruption_queue="q")
+    assert warm_headroom_rows(settings.karpenter, capacity.karpenter_capacities(settings)) == []
+    values = karpenter_values.helm_values(
+        controller_inputs(settings), cluster_endpoint="https://x", interruption_queue="q"
+    )
     assert values["settings"]["featureGates"]["capacityBuffer"] is False
     assert "env" not in json.dumps(values["settings"])
-    on = karpenter_manifests.helm_values(load_settings(STAGING), cluster_endpoint="https://x", interruption_queue="q")
+    on = karpenter_values.helm_values(
+        controller_inputs(load_settings(STAGING)), cluster_endpoint="https://x", interruption_queue="q"
+    )
     assert on["settings"]["featureGates"]["capacityBuffer"] is True
     assert "CAPACITY" not in json.dumps(on["controller"]).upper()  # gates only under settings.featureGates
 

@@ -6,10 +6,11 @@ Schedulable `nvidia.com/gpu` = physical GPUs x sharing replicas is worked out on
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from components.settings import GpuSharingSettings, StackSettings, capacity
-from components.settings.capacity import MANAGED_GROUP_POOL
+from components.settings import GpuSharingSettings, KarpenterSettings, LabSettings, capacity
+from components.settings.capacity import MANAGED_GROUP_POOL, PoolCapacity
 
 __all__ = ["MANAGED_GROUP_POOL"]
 
@@ -30,12 +31,8 @@ class CapacityRow:
     schedulable_at_limit: int  # at the pool's nvidia.com/gpu limit (managed group: at maxSize)
 
 
-def _pools(settings: StackSettings) -> list[capacity.PoolCapacity]:
-    group = capacity.managed_group_capacity(settings)
-    return [*([group] if group is not None else []), *capacity.karpenter_capacities(settings)]
-
-
-def capacity_rows(settings: StackSettings) -> list[CapacityRow]:
+def capacity_rows(pools: Sequence[PoolCapacity]) -> list[CapacityRow]:
+    """One row per pool and instance type; `pools`: every GPU pool's capacity (`capacity.all_capacities`)."""
     return [
         CapacityRow(
             pool.name,
@@ -47,7 +44,7 @@ def capacity_rows(settings: StackSettings) -> list[CapacityRow]:
             # gpuLimit counts physical GPUs; the NodePool's nvidia.com/gpu limit is gpuLimit x replicas.
             pool.slots_at_limit(node),
         )
-        for pool in _pools(settings)
+        for pool in pools
         for node in pool.nodes
     ]
 
@@ -66,15 +63,19 @@ class WarmHeadroomRow:
     nodes_held: int  # if Karpenter picks this instance type for the buffer
 
 
-def warm_headroom_rows(settings: StackSettings) -> list[WarmHeadroomRow]:
-    """Per pool with warm slots and per instance type it may launch: the nodes the headroom keeps running."""
-    if not settings.karpenter.enabled:
+def warm_headroom_rows(karpenter: KarpenterSettings, pools: Sequence[PoolCapacity]) -> list[WarmHeadroomRow]:
+    """Per pool with warm slots and per instance type it may launch: the nodes the headroom keeps running.
+
+    `pools`: the Karpenter pools' capacity (`capacity.karpenter_capacities`).
+    """
+    if not karpenter.enabled:
         return []
+    capacity_of = {pool.name: pool for pool in pools}
     rows = []
-    for pool in settings.karpenter.node_pools:
+    for pool in karpenter.node_pools:
         if pool.warm_gpu_slots <= 0:
             continue
-        for node in settings.capacity_of(pool).nodes:
+        for node in capacity_of[pool.name].nodes:
             rows.append(
                 WarmHeadroomRow(
                     pool.name, node.instance_type, pool.warm_gpu_slots, node.slots, node.nodes_for(pool.warm_gpu_slots)
@@ -83,26 +84,27 @@ def warm_headroom_rows(settings: StackSettings) -> list[WarmHeadroomRow]:
     return rows
 
 
-def pool_slot_ceilings(settings: StackSettings) -> dict[str, int]:
+def pool_slot_ceilings(pools: Sequence[PoolCapacity]) -> dict[str, int]:
     """Most `nvidia.com/gpu` slots each pool (and the managed group) can ever advertise.
 
     The managed group counts its largest instance type (an upper bound: the group may launch any of them).
+    `pools`: every GPU pool's capacity (`capacity.all_capacities`).
     """
     ceilings: dict[str, int] = {}
-    for row in capacity_rows(settings):
+    for row in capacity_rows(pools):
         ceilings[row.pool] = max(ceilings.get(row.pool, 0), row.schedulable_at_limit)
     return dict(sorted(ceilings.items()))
 
 
-def max_schedulable_slots(settings: StackSettings) -> int:
+def max_schedulable_slots(pools: Sequence[PoolCapacity]) -> int:
     """Shared GPU slots the pools can ever provide: every pool at its limit, the managed group at maxSize."""
-    return sum(pool_slot_ceilings(settings).values())
+    return sum(pool_slot_ceilings(pools).values())
 
 
-def lab_slot_warning(settings: StackSettings) -> str | None:
-    """A warning when the labs together may hold more slots than the GPU pools can ever provide."""
-    wanted = sum(lab.gpu_slots for lab in settings.labs)
-    available = max_schedulable_slots(settings)
+def lab_slot_warning(pools: Sequence[PoolCapacity], labs: Sequence[LabSettings]) -> str | None:
+    """A warning when the labs together may hold more slots than the GPU pools (`pools`) can ever provide."""
+    wanted = sum(lab.gpu_slots for lab in labs)
+    available = max_schedulable_slots(pools)
     if wanted <= available:
         return None
     return (

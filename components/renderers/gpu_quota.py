@@ -10,10 +10,12 @@ Pools allowing on-demand count against the On-Demand quota, pools allowing spot 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from components.facts import gpu_catalog
-from components.settings import StackSettings, capacity  # vCPUs per pool: the one capacity model
+from components.settings import GpuNodeGroupSettings, KarpenterSettings
+from components.settings.capacity import PoolCapacity  # vCPUs per pool: the one capacity model
 
 # (capacity type, instance family class) -> (quota code, quota name) in Service Quotas.
 QUOTAS = {
@@ -35,8 +37,17 @@ class QuotaNeed:
     vcpus: int
 
 
-def quota_needs(settings: StackSettings) -> list[QuotaNeed]:
-    """vCPUs each EC2 quota must allow for every GPU pool of the stack to reach its limit; sorted by code."""
+def quota_needs(
+    group: GpuNodeGroupSettings,
+    group_capacity: PoolCapacity | None,
+    karpenter: KarpenterSettings,
+    pools: Sequence[PoolCapacity],
+) -> list[QuotaNeed]:
+    """vCPUs each EC2 quota must allow for every GPU pool of the stack to reach its limit; sorted by code.
+
+    `group_capacity`: the managed group's (`capacity.managed_group_capacity`); `pools`: the Karpenter pools'
+    (`capacity.karpenter_capacities`).
+    """
     totals: dict[tuple[str, str], int] = {}
 
     def add(capacity: str, types: tuple[str, ...], bound: int) -> None:
@@ -44,14 +55,13 @@ def quota_needs(settings: StackSettings) -> list[QuotaNeed]:
             key = (capacity, family_class)
             totals[key] = totals.get(key, 0) + bound
 
-    group = settings.gpu_node_group
-    group_capacity = capacity.managed_group_capacity(settings)
     if group_capacity is not None:
         purchase = "spot" if group.capacity_type == "SPOT" else "on-demand"
         add(purchase, tuple(group.instance_types), group_capacity.quota_vcpus)
-    if settings.karpenter.enabled:
-        for pool in settings.karpenter.node_pools:
-            bound = settings.capacity_of(pool).quota_vcpus
+    if karpenter.enabled:
+        capacity_of = {pool.name: pool for pool in pools}
+        for pool in karpenter.node_pools:
+            bound = capacity_of[pool.name].quota_vcpus
             for purchase in sorted(set(pool.capacity_types)):
                 add(purchase, pool.selected_instance_types, bound)
     needs = [QuotaNeed(*QUOTAS[key], vcpus=total) for key, total in totals.items()]

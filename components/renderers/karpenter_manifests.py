@@ -1,5 +1,5 @@
-"""Karpenter 1.14.1 objects as plain dicts: GPU NodePools, their EC2NodeClasses, the NodeOverlays that
-teach Karpenter about GPU sharing, and the controller's Helm values. Pure: no Pulumi import.
+"""Karpenter 1.14.1 objects as plain dicts: GPU NodePools, their EC2NodeClasses and the NodeOverlays that
+teach Karpenter about GPU sharing (the controller's Helm values: `karpenter_values`). Pure: no Pulumi import.
 
 API versions are the current ones: NodePool `karpenter.sh/v1`, EC2NodeClass `karpenter.k8s.aws/v1`,
 NodeOverlay `karpenter.sh/v1alpha1` (schemas: ../shared/schemas/karpenter/v1.14.1).
@@ -7,6 +7,8 @@ NodeOverlay `karpenter.sh/v1alpha1` (schemas: ../shared/schemas/karpenter/v1.14.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from components.facts import gpu_catalog
@@ -16,28 +18,21 @@ from components.facts.constants import (
     CAPACITY_TYPE_LABEL,
     GPU_RESOURCE,
     GPU_TAINT,
-    HOSTNAME_LABEL,
     INSTANCE_FAMILY_LABEL,
     INSTANCE_GPU_COUNT_LABEL,
     INSTANCE_GPU_MANUFACTURER_LABEL,
     INSTANCE_TYPE_LABEL,
     KARPENTER_DISCOVERY_TAG,
-    KARPENTER_SERVICE_ACCOUNT,
     NODE_METADATA_OPTIONS,
     NODEPOOL_LABEL,
     OS_LABEL,
     ROOT_DEVICE_NAME,
     ROOT_VOLUME_TYPE,
-    SYSTEM_NODE_LABEL_KEY,
-    SYSTEM_NODE_LABEL_VALUE,
-    ZONE_LABEL,
     gpu_node_labels,
 )
-from components.renderers import timetable_manifests
 from components.renderers.gpu_bootstrap import render_gpu_user_data
 from components.renderers.gpu_capacity import schedulable_gpus
-from components.renderers.warm_headroom_manifests import uses_capacity_buffers
-from components.settings import NodePoolSettings, StackSettings
+from components.settings import GpuNodeSettings, GpuSharingSettings, NodePoolSettings
 
 Manifest = dict[str, Any]
 
@@ -57,25 +52,13 @@ KARPENTER_MANAGED_TAG_KEYS: Final = (
     "karpenter.k8s.aws/ec2nodeclass",
 )
 KARPENTER_MANAGED_TAG_PREFIX: Final = "kubernetes.io/cluster"
-# Getting-started sizing for the controller; requests = limits gives it Guaranteed QoS.
-CONTROLLER_RESOURCES: Final = {"cpu": "1", "memory": "1Gi"}
 
 
 def _requirement(key: str, values: list[str]) -> dict[str, Any]:
     return {"key": key, "operator": "In", "values": values}
 
 
-def sharing_replicas(settings: StackSettings, pool: NodePoolSettings) -> int:
-    """Pods per physical GPU in this pool: the device plugin's replicas for the pool's profile."""
-    return settings.sharing_for(pool).replicas
-
-
-def shares_gpus(settings: StackSettings) -> bool:
-    """True when some Karpenter pool shares GPUs, i.e. needs NodeOverlays (and their feature gate)."""
-    return settings.karpenter.enabled and any(sharing_replicas(settings, p) > 1 for p in settings.karpenter.node_pools)
-
-
-def nodeclass_tags(tags: dict[str, str]) -> dict[str, str]:
+def nodeclass_tags(tags: Mapping[str, str]) -> dict[str, str]:
     """Stack tags minus the keys Karpenter owns (the CRD's CEL rules reject them)."""
     return {
         key: value
@@ -93,9 +76,12 @@ def capacity_types(pool: NodePoolSettings) -> list[str]:
     return (["reserved"] if pool.capacity_reservations else []) + list(pool.capacity_types)
 
 
-def node_pool(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
-    """One GPU NodePool; its nodes carry the same GPU labels and taint as the managed GPU node group."""
-    sharing = settings.sharing_for(pool)
+def node_pool(pool: NodePoolSettings, sharing: GpuSharingSettings, *, session_budgets: Sequence[Manifest]) -> Manifest:
+    """One GPU NodePool; its nodes carry the same GPU labels and taint as the managed GPU node group.
+
+    `sharing`: the pool's GPU sharing; `session_budgets`: its lab timetable's budget windows
+    (`timetable_manifests.budget_windows`).
+    """
     if pool.instance_types:
         instance_requirement = _requirement(INSTANCE_TYPE_LABEL, sorted(pool.instance_types))
     else:
@@ -106,7 +92,7 @@ def node_pool(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
         "budgets": [
             *(budget.model_dump(mode="json", exclude_none=True) for budget in pool.disruption_budgets),
             # No voluntary disruption from each session's lead time to its end (docs/timetable.md).
-            *timetable_manifests.budget_windows(settings.sessions_on(pool), settings.timetable_lead_minutes(pool)),
+            *session_budgets,
         ],
     }
     return {
@@ -147,22 +133,33 @@ def node_pool(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
 # --- EC2NodeClass -----------------------------------------------------------------------------------
 
 
-def node_class(settings: StackSettings, pool: NodePoolSettings, *, node_role_name: str) -> Manifest:
+@dataclass(frozen=True)
+class NodeClassBasis:
+    """What every pool's EC2NodeClass reads of the stack: the cluster's name, its tags, how GPU nodes are built."""
+
+    cluster_name: str
+    tags: Mapping[str, str]
+    nodes: GpuNodeSettings  # gpuNodes as GPU node userData uses it (hub images pre-pulled too: `gpu_node_bootstrap`)
+
+
+def node_class(
+    pool: NodePoolSettings, sharing: GpuSharingSettings, basis: NodeClassBasis, *, node_role_name: str
+) -> Manifest:
     """The EC2NodeClass of one pool (same name): pinned AL2023 (NVIDIA variant), IMDSv2, encrypted gp3 root."""
-    nodes = settings.gpu_nodes
+    nodes = basis.nodes
     volume = nodes.root_volume
     user_data = render_gpu_user_data(
-        settings.gpu_node_bootstrap,
+        nodes,
         launched_by="karpenter",
-        node_labels=gpu_node_labels(settings.sharing_for(pool).profile),
+        node_labels=gpu_node_labels(sharing.profile),
     )
     spec: dict[str, Any] = {
         "role": node_role_name,
         # Pinned release: `@latest` would drift every GPU node on each AMI release. The alias resolves
         # the NVIDIA variant for instance types with GPUs.
         "amiSelectorTerms": [{"alias": f"al2023@{AL2023_AMI_RELEASE}"}],
-        "subnetSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: settings.cluster_name}}],
-        "securityGroupSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: settings.cluster_name}}],
+        "subnetSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: basis.cluster_name}}],
+        "securityGroupSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: basis.cluster_name}}],
         "blockDeviceMappings": [
             {
                 "deviceName": ROOT_DEVICE_NAME,
@@ -189,7 +186,7 @@ def node_class(settings: StackSettings, pool: NodePoolSettings, *, node_role_nam
         spec["capacityReservationSelectorTerms"] = [
             term.model_dump(mode="json", exclude_none=True) for term in pool.capacity_reservations
         ]
-    tags = nodeclass_tags(settings.tags)
+    tags = nodeclass_tags(basis.tags)
     if tags:
         spec["tags"] = tags
     return {
@@ -212,14 +209,13 @@ def node_overlay_name(pool: NodePoolSettings, gpus: int) -> str:
     return f"{pool.name}-{gpus}gpu-shared"
 
 
-def node_overlays(settings: StackSettings, pool: NodePoolSettings) -> list[Manifest]:
+def node_overlays(pool: NodePoolSettings, sharing: GpuSharingSettings) -> list[Manifest]:
     """NodeOverlays making Karpenter see a shared GPU node's real `nvidia.com/gpu` (GPUs x replicas).
 
     Without them Karpenter models a 1-GPU type as `nvidia.com/gpu: 1` and launches one node per pending
     pod. Overlay capacity replaces the instance type's value, so there is one overlay per GPU count.
-    None when the pool does not share GPUs.
+    None when the pool does not share GPUs (`sharing`: the pool's).
     """
-    sharing = settings.sharing_for(pool)
     if sharing.replicas <= 1:
         return []
     return [
@@ -238,58 +234,3 @@ def node_overlays(settings: StackSettings, pool: NodePoolSettings) -> list[Manif
         }
         for gpus in pool_gpu_counts(pool)
     ]
-
-
-# --- Helm values --------------------------------------------------------------------------------------
-
-
-def _feature_gates(settings: StackSettings) -> dict[str, bool]:
-    """Every gate this program relies on, stated explicitly (on or off) rather than left to the chart default."""
-    return {
-        # Simulated nvidia.com/gpu = GPUs x sharing replicas (NodeOverlay, alpha).
-        "nodeOverlay": shares_gpus(settings),
-        # Warm GPU slots through CapacityBuffer (alpha), only when some pool keeps them.
-        "capacityBuffer": uses_capacity_buffers(settings),
-        # Replace nodes whose health conditions stay bad (AcceleratedHardwareReady=False: 10 minutes), set by
-        # the node monitoring agent (aws/karpenter-provider-aws pkg/cloudprovider/cloudprovider.go
-        # `RepairPolicies` @ v1.14.1). Never more than 20% of a pool's nodes at once
-        # (kubernetes-sigs/karpenter pkg/controllers/node/health/controller.go `allowedUnhealthyPercent`).
-        "nodeRepair": settings.observability.node_repair,
-        # Launch into EC2 capacity reservations (BETA, on by default at v1.14.1: charts/karpenter/values.yaml), on only
-        # when a pool names some: with it on, Karpenter no longer treats `open` ODCRs as plain on-demand capacity.
-        "reservedCapacity": any(pool.capacity_reservations for pool in settings.karpenter.node_pools),
-    }
-
-
-def helm_values(settings: StackSettings, *, cluster_endpoint: str, interruption_queue: str) -> dict[str, Any]:
-    """Values of the `karpenter` chart: cluster wiring, HA on the system nodes only, feature gates."""
-    return {
-        "replicas": settings.karpenter.replicas,
-        # The Pod Identity association names this service account.
-        "serviceAccount": {"name": KARPENTER_SERVICE_ACCOUNT},
-        "settings": {
-            "clusterName": settings.cluster_name,
-            "clusterEndpoint": cluster_endpoint,
-            "interruptionQueue": interruption_queue,  # the queue NAME, not its URL or ARN
-            "featureGates": _feature_gates(settings),
-        },
-        "controller": {
-            # The region from settings, not from IMDS: pods cannot reach IMDS at hop limit 1, and the
-            # controller panics when it cannot find its region (aws/karpenter-provider-aws#8219).
-            "env": [{"name": "AWS_REGION", "value": settings.region}],
-            "resources": {"requests": dict(CONTROLLER_RESOURCES), "limits": dict(CONTROLLER_RESOURCES)},
-        },
-        "nodeSelector": {OS_LABEL: "linux", SYSTEM_NODE_LABEL_KEY: SYSTEM_NODE_LABEL_VALUE},
-        # The chart's defaults, restated so the guarantee does not hang on a default: never run on a node
-        # Karpenter launched (it could consolidate its own controller away), one replica per host.
-        "affinity": {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [{"matchExpressions": [{"key": NODEPOOL_LABEL, "operator": "DoesNotExist"}]}]
-                }
-            },
-            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": HOSTNAME_LABEL}]},
-        },
-        # One replica per zone: a zone outage leaves a leader-elect-ready standby.
-        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": ZONE_LABEL, "whenUnsatisfiable": "DoNotSchedule"}],
-    }

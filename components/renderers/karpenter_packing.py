@@ -1,7 +1,8 @@
 """A small model of how Karpenter packs one batch of pending GPU pods onto new nodes.
 
-Pure: settings in, plain rows out. What it models (kubernetes-sigs/karpenter @ v1.14.1 = 6e7eab7a0f48, the
-core aws/karpenter-provider-aws v1.14.1 pins in go.mod, `KARPENTER_VERSION`):
+Pure: the Karpenter and demo sections and the pools' capacity in, plain rows out. What it models
+(kubernetes-sigs/karpenter @ v1.14.1 = 6e7eab7a0f48, the core aws/karpenter-provider-aws v1.14.1 pins in go.mod,
+`KARPENTER_VERSION`):
 
 - `pkg/controllers/provisioning/scheduling/queue.go` `NewQueue` / `byCPUAndMemoryDescending`: the pods of
   one provisioning batch are tried largest first; every pod here asks for one shared slot, so the order
@@ -28,12 +29,14 @@ warm slot shape is shrunk until a node's slots fit (`warm_headroom_manifests`), 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from components.facts import gpu_catalog
 from components.renderers.demo_manifests import DEMO_GPUS_PER_POD
-from components.settings import NodePoolSettings, StackSettings, capacity
+from components.settings import DemoSettings, KarpenterSettings
+from components.settings.capacity import PoolCapacity
 
 # EC2 size order within one family (cheapest first); sizes not listed sort last.
 SIZE_ORDER: Final = ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "48xlarge")
@@ -92,41 +95,48 @@ class FirstBatchRow:
         return tuple(sorted({node.instance_type for node in self.nodes}, key=price_rank))
 
 
-def pool_slots_per_type(settings: StackSettings, pool: NodePoolSettings) -> dict[str, int]:
-    return {node.instance_type: node.slots for node in settings.capacity_of(pool).nodes}
+def pool_slots_per_type(pool: PoolCapacity) -> dict[str, int]:
+    return {node.instance_type: node.slots for node in pool.nodes}
 
 
-def demo_pool(settings: StackSettings) -> str | None:
+def demo_pool(karpenter: KarpenterSettings) -> str | None:
     """The pool Karpenter offers the demo pods the managed group cannot hold: the highest weight, then the name."""
-    if not settings.karpenter.enabled or not settings.karpenter.node_pools:
+    if not karpenter.enabled or not karpenter.node_pools:
         return None
-    return min(settings.karpenter.node_pools, key=lambda p: (-p.weight, p.name)).name
+    return min(karpenter.node_pools, key=lambda p: (-p.weight, p.name)).name
 
 
-def first_batch_rows(settings: StackSettings) -> list[FirstBatchRow]:
-    """Per Karpenter pool: the nodes the first batch (demo pods beyond the managed group + warm slots) opens."""
-    if not settings.karpenter.enabled:
+def first_batch_rows(
+    karpenter: KarpenterSettings, demo: DemoSettings, pools: Sequence[PoolCapacity], managed_group_slots: int
+) -> list[FirstBatchRow]:
+    """Per Karpenter pool: the nodes the first batch (demo pods beyond the managed group + warm slots) opens.
+
+    `pools`: the Karpenter pools' capacity (`capacity.karpenter_capacities`); `managed_group_slots`: the slots the
+    managed group's desired nodes offer (`capacity.managed_group_slots`).
+    """
+    if not karpenter.enabled:
         return []
-    demo_slots = settings.demo.replicas * DEMO_GPUS_PER_POD if settings.demo.enabled else 0
-    demo_slots = max(0, demo_slots - capacity.managed_group_slots(settings))
-    target = demo_pool(settings)
+    demo_slots = demo.replicas * DEMO_GPUS_PER_POD if demo.enabled else 0
+    demo_slots = max(0, demo_slots - managed_group_slots)
+    target = demo_pool(karpenter)
+    capacity_of = {pool.name: pool for pool in pools}
     rows = []
-    for pool in settings.karpenter.node_pools:
+    for pool in karpenter.node_pools:
         pool_demo = demo_slots if pool.name == target else 0
         requests = [DEMO_GPUS_PER_POD] * (pool_demo // DEMO_GPUS_PER_POD) + [1] * pool.warm_gpu_slots
         if not requests:
             continue
-        nodes = pack(requests, pool_slots_per_type(settings, pool))
+        nodes = pack(requests, pool_slots_per_type(capacity_of[pool.name]))
         rows.append(FirstBatchRow(pool.name, pool_demo, pool.warm_gpu_slots, tuple(nodes)))
     return rows
 
 
-def mixed_gpu_count_warnings(settings: StackSettings) -> list[str]:
+def mixed_gpu_count_warnings(karpenter: KarpenterSettings) -> list[str]:
     """One warning per pool whose instance types differ in physical GPU count (the packing risk)."""
-    if not settings.karpenter.enabled:
+    if not karpenter.enabled:
         return []
     warnings = []
-    for pool in settings.karpenter.node_pools:
+    for pool in karpenter.node_pools:
         counts = sorted({gpu_catalog.gpu_count(t) for t in pool.selected_instance_types})
         if len(counts) > 1:
             largest = max(pool.selected_instance_types, key=price_rank)

@@ -15,8 +15,10 @@ aws/karpenter-provider-aws v1.14.1 go.mod):
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from components.facts import timetable
 from components.facts.constants import (
     GPU_RESOURCE,
     GPU_TOLERATION,
@@ -25,7 +27,7 @@ from components.facts.constants import (
     WARM_SLOT_IMAGE,
 )
 from components.renderers.manifest_helpers import checkov_skip_annotations
-from components.settings import NodePoolSettings, StackSettings
+from components.settings import KarpenterSettings, NodePoolSettings, WarmSlotShape
 
 Manifest = dict[str, Any]
 
@@ -41,18 +43,24 @@ POD_TEMPLATE_CHECKOV_SKIPS: Final = {
 }
 
 
-def pools_with_headroom(settings: StackSettings) -> tuple[NodePoolSettings, ...]:
-    """Pools with a CapacityBuffer: warm slots, or lab sessions whose timetable raises it (from warmGpuSlots, maybe 0)."""
-    if not settings.karpenter.enabled:
+def keeps_headroom(pool: NodePoolSettings, sessions: Sequence[timetable.Session]) -> bool:
+    """True when the pool has a CapacityBuffer: warm slots, or lab `sessions` (the pool's) whose timetable raises it
+    (from warmGpuSlots, maybe 0)."""
+    return pool.warm_gpu_slots > 0 or bool(sessions)
+
+
+def pools_with_headroom(
+    karpenter: KarpenterSettings, sessions: Mapping[str, Sequence[timetable.Session]]
+) -> tuple[NodePoolSettings, ...]:
+    """Pools with a CapacityBuffer (`keeps_headroom`); `sessions`: every pool's lab sessions, by pool name."""
+    if not karpenter.enabled:
         return ()
-    return tuple(
-        pool for pool in settings.karpenter.node_pools if pool.warm_gpu_slots > 0 or settings.sessions_on(pool)
-    )
+    return tuple(pool for pool in karpenter.node_pools if keeps_headroom(pool, sessions[pool.name]))
 
 
-def uses_capacity_buffers(settings: StackSettings) -> bool:
+def uses_capacity_buffers(karpenter: KarpenterSettings, sessions: Mapping[str, Sequence[timetable.Session]]) -> bool:
     """True when some pool keeps warm slots or follows a timetable: the controller's `capacityBuffer` feature gate."""
-    return bool(pools_with_headroom(settings))
+    return bool(pools_with_headroom(karpenter, sessions))
 
 
 def headroom_name(pool: NodePoolSettings) -> str:
@@ -67,10 +75,9 @@ def _labels(pool: NodePoolSettings) -> dict[str, str]:
     }
 
 
-def pod_template(settings: StackSettings, pool: NodePoolSettings) -> Manifest:
+def pod_template(pool: NodePoolSettings, shape: WarmSlotShape) -> Manifest:
     """One warm slot: lands only on `pool` (pinned by karpenter.sh/nodepool, tolerates the GPU taint) and
-    requests one shared `nvidia.com/gpu` plus the pool's slot shape."""
-    shape = settings.warm_slot_shape_for(pool)
+    requests one shared `nvidia.com/gpu` plus the pool's warm slot `shape` (its warmSlotShape, else the capacity model's default)."""
     requests = {"cpu": f"{shape.cpu_millicores}m", "memory": f"{shape.memory_mib}Mi", GPU_RESOURCE: "1"}
     return {
         "apiVersion": "v1",

@@ -9,6 +9,7 @@ pools) stays in `karpenter.py`, as terraform-aws-eks keeps `modules/karpenter` a
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pulumi
@@ -22,7 +23,16 @@ from components.facts.constants import (
 )
 from components.renderers import karpenter_iam, karpenter_interruption
 from components.resources.node_role import create_node_role
-from components.settings import StackSettings
+
+
+@dataclass(frozen=True)
+class StackContext:
+    """What Karpenter's AWS side reads of the stack: the cluster's name, the region, the tags, protection."""
+
+    cluster_name: str
+    region: str
+    tags: Mapping[str, str]
+    protect_resources: bool
 
 
 @dataclass(frozen=True)
@@ -44,32 +54,32 @@ def policy_json(document: karpenter_iam.PolicyDocument) -> str:
 
 
 def create_node_identity(
-    name: str, settings: StackSettings, eks_cluster_name: pulumi.Input[str], parent: pulumi.Resource
+    name: str, stack: StackContext, eks_cluster_name: pulumi.Input[str], parent: pulumi.Resource
 ) -> NodeIdentity:
     """The role of every node Karpenter launches, and the access entry that lets it join the cluster."""
-    node_role = create_node_role(f"{name}-node", f"{settings.cluster_name}-karpenter-node", settings.tags, parent)
+    node_role = create_node_role(f"{name}-node", f"{stack.cluster_name}-karpenter-node", stack.tags, parent)
     node_access = aws.eks.AccessEntry(
         f"{name}-node",
         cluster_name=eks_cluster_name,
         principal_arn=node_role.role.arn,
         type="EC2_LINUX",
-        tags=settings.tags,
+        tags=stack.tags,
         opts=pulumi.ResourceOptions(parent=parent),
     )
     return NodeIdentity(node_role.role, [node_access, *node_role.attachments])
 
 
-def create_interruption_handling(name: str, settings: StackSettings, parent: pulumi.Resource) -> aws.sqs.Queue:
+def create_interruption_handling(name: str, stack: StackContext, parent: pulumi.Resource) -> aws.sqs.Queue:
     """EventBridge -> SQS -> controller: spot interruptions, rebalances, health and state changes."""
-    cluster_name = settings.cluster_name
+    cluster_name = stack.cluster_name
     child = pulumi.ResourceOptions(parent=parent)
     queue = aws.sqs.Queue(
         f"{name}-interruption",
         name=cluster_name,
         message_retention_seconds=karpenter_interruption.INTERRUPTION_QUEUE_RETENTION_SECONDS,
         sqs_managed_sse_enabled=True,
-        tags=settings.tags,
-        opts=pulumi.ResourceOptions(parent=parent, protect=settings.protect_resources),
+        tags=stack.tags,
+        opts=pulumi.ResourceOptions(parent=parent, protect=stack.protect_resources),
     )
     aws.sqs.QueuePolicy(
         f"{name}-interruption",
@@ -83,7 +93,7 @@ def create_interruption_handling(name: str, settings: StackSettings, parent: pul
             name=f"{cluster_name}-karpenter-{purpose}",
             description=f"Karpenter interruption handling: {detail_type}",
             event_pattern=json.dumps(karpenter_interruption.interruption_event_pattern(purpose), sort_keys=True),
-            tags=settings.tags,
+            tags=stack.tags,
             opts=child,
         )
         aws.cloudwatch.EventTarget(
@@ -98,23 +108,23 @@ def create_interruption_handling(name: str, settings: StackSettings, parent: pul
 
 def create_controller_identity(
     name: str,
-    settings: StackSettings,
+    stack: StackContext,
     eks_cluster_name: pulumi.Input[str],
     node_role: aws.iam.Role,
     queue: aws.sqs.Queue,
     parent: pulumi.Resource,
 ) -> ControllerIdentity:
     """The controller role (EKS Pod Identity) with the six official policies, and its association."""
-    cluster_name = settings.cluster_name
+    cluster_name = stack.cluster_name
     child = pulumi.ResourceOptions(parent=parent)
     role = aws.iam.Role(
         f"{name}-controller",
         name=f"{cluster_name}{KARPENTER_CONTROLLER_ROLE_SUFFIX}",
         assume_role_policy=policy_json(karpenter_iam.controller_trust_policy(cluster_name)),
-        tags=settings.tags,
+        tags=stack.tags,
         opts=child,
     )
-    documents = _controller_policy_documents(settings, node_role, queue, parent)
+    documents = _controller_policy_documents(stack, node_role, queue, parent)
     attachments: list[pulumi.Resource] = []
     for purpose, official in karpenter_iam.CONTROLLER_POLICY_PURPOSES.items():
         policy = aws.iam.Policy(
@@ -122,7 +132,7 @@ def create_controller_identity(
             name=f"{cluster_name}-karpenter-{purpose}",
             description=f"Karpenter {KARPENTER_VERSION} controller: KarpenterController{official}Policy",
             policy=documents[purpose].apply(policy_json),
-            tags=settings.tags,
+            tags=stack.tags,
             opts=child,
         )
         attachments.append(
@@ -134,20 +144,20 @@ def create_controller_identity(
         namespace=KARPENTER_NAMESPACE,
         service_account=KARPENTER_SERVICE_ACCOUNT,
         role_arn=role.arn,
-        tags=settings.tags,
+        tags=stack.tags,
         opts=child,
     )
     return ControllerIdentity(role, [*attachments, pod_identity])
 
 
 def _controller_policy_documents(
-    settings: StackSettings, node_role: aws.iam.Role, queue: aws.sqs.Queue, parent: pulumi.Resource
+    stack: StackContext, node_role: aws.iam.Role, queue: aws.sqs.Queue, parent: pulumi.Resource
 ) -> dict[str, pulumi.Output[karpenter_iam.PolicyDocument]]:
     identity = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=parent))
     partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=parent))
     scope = pulumi.Output.all(partition.partition, identity.account_id).apply(
         lambda values: karpenter_iam.AwsScope(
-            partition=values[0], region=settings.region, account_id=values[1], cluster_name=settings.cluster_name
+            partition=values[0], region=stack.region, account_id=values[1], cluster_name=stack.cluster_name
         )
     )
     # Each document waits only for the ARNs it names.

@@ -9,27 +9,32 @@ controller's service account there).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.facts import timetable
 from components.renderers import warm_headroom_manifests
-from components.settings import NodePoolSettings, StackSettings
+from components.settings import NodePoolSettings, WarmSlotShape
 
 
 def create_warm_headroom(
     name: str,
-    settings: StackSettings,
     pool: NodePoolSettings,
     *,
+    slot_shape: WarmSlotShape,
+    sessions: Sequence[timetable.Session],
     parent: pulumi.Resource,
     provider: k8s.Provider,
     depends_on: list[pulumi.Resource],
 ) -> k8s.apiextensions.CustomResource | None:
-    """The pool's PodTemplate and CapacityBuffer (None without warm slots or sessions). `depends_on`: the CRDs,
-    the controller (it must be running to act on the buffer) and the pool the buffer fills."""
-    if pool not in warm_headroom_manifests.pools_with_headroom(settings):
+    """The pool's PodTemplate and CapacityBuffer (None without warm slots or sessions). `slot_shape`: one warm slot's
+    CPU and memory; `sessions`: the lab sessions the pool serves. `depends_on`: the CRDs, the controller (it must be
+    running to act on the buffer) and the pool the buffer fills."""
+    if not warm_headroom_manifests.keeps_headroom(pool, sessions):
         return None
-    template = warm_headroom_manifests.pod_template(settings, pool)
+    template = warm_headroom_manifests.pod_template(pool, slot_shape)
     pod_template = k8s.core.v1.PodTemplate(
         f"{name}-{pool.name}-warm-slot",
         metadata=template["metadata"],
@@ -50,6 +55,6 @@ def create_warm_headroom(
             parent=parent,
             provider=provider,
             depends_on=[*depends_on, pod_template],
-            ignore_changes=["spec.replicas"] if settings.sessions_on(pool) else None,
+            ignore_changes=["spec.replicas"] if sessions else None,
         ),
     )

@@ -176,3 +176,9 @@ def karpenter_capacities(settings: StackSettings) -> tuple[PoolCapacity, ...]:
     if not settings.karpenter.enabled:
         return ()
     return tuple(pool_capacity(settings, pool) for pool in settings.karpenter.node_pools)
+
+
+def all_capacities(settings: StackSettings) -> tuple[PoolCapacity, ...]:
+    """Every GPU pool's capacity: the managed group's first (while enabled), then each Karpenter pool's."""
+    group = managed_group_capacity(settings)
+    return (*([group] if group is not None else []), *karpenter_capacities(settings))
