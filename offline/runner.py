@@ -43,6 +43,7 @@ def install_mocks(
     The mocked credentials belong to `caller_principal_arn`, by default the stack's configured
     deployer: the synth models the intended `pulumi up`, so the deployer check stays quiet.
     """
+    discard_pending_tasks()  # what an earlier run that stopped (a RunError) left waiting on this loop
     _open_event_loop()
     runtime_settings.reset_options(project=project, stack=stack, preview=False)
     pulumi.runtime.set_all_config(dict(config), secret_keys)

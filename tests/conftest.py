@@ -255,12 +255,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.freeze()
 
 
-@pytest.fixture(autouse=True)
-def no_pending_pulumi_tasks() -> Iterator[None]:
-    """A program run that stopped (a RunError) leaves the runtime's tasks pending: cancel them after each test, so
-    none leaks into the next one or prints "Task was destroyed but it is pending!" when a pytest-xdist worker
-    exits."""
-    yield
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Each mocked run cancels what an earlier run left pending (`install_mocks`); the last run's leftovers go here,
+    before a pytest-xdist worker exits and prints "Task was destroyed but it is pending!" for each of them."""
     discard_pending_tasks()
 
 

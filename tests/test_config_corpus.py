@@ -7,6 +7,7 @@ costs milliseconds; a few run as real subprocesses to prove the exit code, stder
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -51,13 +52,18 @@ def _edit(config: dict[str, Any], path: str, value: Any) -> None:
         node[last] = value
 
 
+@functools.cache
+def _staging_json() -> str:
+    return json.dumps(yaml.load(STAGING, Loader=yaml.CSafeLoader))
+
+
 def stack_text(case: Case) -> str:
     if isinstance(case.stack, str):
         return case.stack
-    document = yaml.safe_load(STAGING)
+    document = json.loads(_staging_json())  # a fresh copy of the staging stack file per case
     for path, value in case.stack.items():
         _edit(document["config"], path, value)
-    return yaml.safe_dump(document, sort_keys=False)
+    return yaml.dump(document, Dumper=yaml.CSafeDumper, sort_keys=False)
 
 
 def named_paths(stderr: str) -> set[str]:
