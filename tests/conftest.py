@@ -11,12 +11,13 @@ import io
 import json
 import os
 import re
+import runpy
 import subprocess
 import sys
 import types
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pulumi
 import pytest
@@ -117,6 +118,15 @@ def synthesize(stack: str, out_dir: Path, project: Path = PROJECT_DIR) -> Plan:
     return Plan.load(out_dir)
 
 
+def run_program(project: Path = PROJECT_DIR) -> dict[str, Any]:
+    """`__main__.py` run to the end as `pulumi up` runs it, under the mocks the caller installed: its namespace.
+
+    A whole program run (~0.3 s): a test that calls it is `slow` (`SLOW_CALL`). A run that stops at the settings
+    check (a config mistake, before any resource) calls `runpy` itself and stays in the fast set.
+    """
+    return runpy.run_path(str(project / "__main__.py"), run_name="__main__")
+
+
 def without_hubs(labs_json: str) -> str:
     """`gpu-platform:labs` with no lab's hub: a hub needs Karpenter pools, for tests that switch Karpenter off."""
     return json.dumps([{key: value for key, value in lab.items() if key != "hub"} for lab in json.loads(labs_json)])
@@ -200,8 +210,9 @@ def managed_group_plan(managed_group_project: Path) -> Plan:
 
 
 # --- the fast path: `make test-fast` runs `pytest -m "not slow"` ----------------------------------------------
-# A test is slow when it needs a synthesized plan (its own synth, or a fixture's, however deep) or a scratch copy
-# of the program, or when it starts a subprocess itself (a linter, bash, a synth, the policy server).
+# A test is slow when it needs a synthesized plan (its own synth, or a fixture's, however deep), runs the whole
+# program under mocks (`run_program`) or needs a scratch copy of the program, or when it starts a subprocess itself
+# (a linter, bash, a synth, the policy server). "Itself" includes the helpers of its module it calls.
 SLOW_FIXTURES = frozenset(
     {
         "staging_synth",
@@ -215,9 +226,12 @@ SLOW_FIXTURES = frozenset(
         "checkov_bin",
         "checkov_run",
         "analyzer",
+        "fake_aws",  # the preflight's AWS CLI: a script started for every call (tests/test_preflight_aws.py)
     }
 )
-SLOW_CALL = re.compile(r"\b(subprocess\.|run_synth\(|synthesize\(|_policy_check\(|run_prepull\(|getfixturevalue\()")
+SLOW_CALL = re.compile(
+    r"\b(subprocess\.|run_synth\(|synthesize\(|run_program\(|_policy_check\(|run_prepull\(|getfixturevalue\()"
+)
 
 
 @functools.cache
@@ -229,6 +243,23 @@ def _makes_slow_calls(function: object) -> bool:
     return bool(SLOW_CALL.search(source))
 
 
+@functools.cache
+def _module_helpers(function: object) -> list[object]:
+    """Functions of the test's own module that `function` calls by name (one level: `_access_entry_urns(...)`)."""
+    module = inspect.getmodule(function)
+    try:
+        source = inspect.getsource(function)  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return []
+    called = set(re.findall(r"\b(\w+)\(", source))
+    return [
+        helper
+        for name in called
+        if inspect.isfunction(helper := getattr(module, name, None))
+        and helper.__module__ == getattr(module, "__name__", "")
+    ]
+
+
 def _is_slow(item: pytest.Item) -> bool:
     fixtures = set(getattr(item, "fixturenames", ()))
     if fixtures & SLOW_FIXTURES:
@@ -237,6 +268,7 @@ def _is_slow(item: pytest.Item) -> bool:
     info = getattr(item, "_fixtureinfo", None)
     for name in fixtures:
         functions += [definition.func for definition in (info.name2fixturedefs.get(name, ()) if info else ())]
+    functions += [helper for function in functions if function is not None for helper in _module_helpers(function)]
     return any(_makes_slow_calls(function) for function in functions if function is not None)
 
 

@@ -16,7 +16,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kubernetes_asyncio.client import ApiClient
 from traitlets.config import Config
 
 CHART_NAME, CHART_VERSION = "jupyterhub", "4.4.0"
@@ -203,6 +202,8 @@ def spawned_pod(
             k for k in spawner.get_env() if k.startswith("JUPYTERHUB_") or k == "JPY_API_TOKEN" or k in spawner.env_keep
         ]
         await spawner.api.api_client.close()
+        from kubernetes_asyncio.client import ApiClient  # heavy (every API model): imported by the tests that spawn
+
         async with ApiClient() as client:
             return client.sanitize_for_serialization(pod), spawn_time
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import runpy
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from components.settings import ClusterSettings, SettingsError, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.runner import install_mocks
-from tests.conftest import PROJECT_DIR, SynthRun, synth_in_process
+from tests.conftest import PROJECT_DIR, SynthRun, run_program, synth_in_process
 
 DEPLOYER = "arn:aws:iam::444455556666:role/ci/github-actions-deploy"
 ADMINS = [
@@ -75,7 +74,7 @@ def _access_entry_urns(admins: list[str]) -> dict[str, str]:
 
     @pulumi.runtime.test
     def program() -> None:
-        runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__")
+        run_program()
 
     try:
         program()

@@ -4,7 +4,6 @@ components read instead of reaching into `cluster.eks.eks_cluster`."""
 from __future__ import annotations
 
 import json
-import runpy
 from typing import Any
 
 import pulumi
@@ -13,7 +12,7 @@ import pytest
 from components.settings import load_settings
 from offline.config_files import read_stack_config
 from offline.runner import install_mocks
-from tests.conftest import PROJECT_DIR, STACKS
+from tests.conftest import PROJECT_DIR, STACKS, run_program
 
 
 @pytest.mark.usefixtures("reset_runtime")
@@ -26,7 +25,7 @@ def test_cluster_declares_its_outputs(stack: str) -> None:
 
     @pulumi.runtime.test
     def program() -> pulumi.Output[Any]:
-        cluster = runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__")["cluster"]
+        cluster = run_program()["cluster"]
         assert cluster.cluster_name == settings.cluster_name  # physical name, known before deployment
 
         def verify(values: list[Any]) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import runpy
 from typing import Any
 
 import pulumi
@@ -13,7 +12,7 @@ from components.settings import load_settings
 from offline.config_files import read_stack_config
 from offline.mocks import RecordingMonitor
 from offline.runner import install_mocks
-from tests.conftest import PROJECT_DIR, STACKS
+from tests.conftest import PROJECT_DIR, STACKS, run_program
 
 KARPENTER = "gpu-platform:karpenter:Karpenter"
 
@@ -39,7 +38,7 @@ def test_component_outputs_and_children(stack: str) -> None:
 
     @pulumi.runtime.test
     def program() -> pulumi.Output[Any]:
-        karpenter = runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__")["karpenter"]
+        karpenter = run_program()["karpenter"]
 
         def verify(values: list[Any]) -> None:
             queue_name, controller_arn, node_role_name = values
@@ -78,7 +77,7 @@ def test_disabled_karpenter_registers_nothing() -> None:
 
     @pulumi.runtime.test
     def program() -> None:
-        namespace = runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__")
+        namespace = run_program()
         assert "karpenter" not in namespace
 
     program()

@@ -6,7 +6,6 @@ import fnmatch
 import json
 import math
 import re
-import runpy
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.runner import install_mocks
 from offline.summary import render_summary
-from tests.conftest import PROJECT_DIR, STACKS
+from tests.conftest import PROJECT_DIR, STACKS, run_program
 from tests.k8s_validation import tolerates, validate_core_object
 
 ADDON = "aws:eks/addon:Addon"
@@ -503,7 +502,7 @@ def test_both_managed_node_groups_carry_the_repair_transform(node_repair: bool) 
 
     @pulumi.runtime.test
     def program() -> None:
-        runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__")
+        run_program()
 
     program()
     assert transforms == {"cluster-system": int(node_repair), "gpu-nodes-mng": int(node_repair)}

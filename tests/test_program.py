@@ -17,7 +17,7 @@ from offline.config_files import read_stack_config
 from offline.mocks import RecordingMonitor, Registration
 from offline.plan import Plan
 from offline.runner import install_mocks
-from tests.conftest import PROJECT_DIR, STACKS
+from tests.conftest import PROJECT_DIR, STACKS, run_program
 
 
 @pytest.fixture
@@ -42,7 +42,7 @@ def test_whole_program_under_mocks(mocked_stack: tuple[StackSettings, RecordingM
 
     @pulumi.runtime.test
     def program() -> pulumi.Output[Any]:
-        namespace = runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__")
+        namespace = run_program()
         cluster, network = namespace["cluster"], namespace["network"]
 
         def verify(values: list[Any]) -> None:
@@ -232,7 +232,7 @@ def test_a_config_mistake_stops_the_program_before_any_resource() -> None:
     monitor = install_mocks(config.project, "staging", "us-west-1", values, [])
     try:
         with pytest.raises(pulumi.RunError, match=r"gpu-platform:gpuSharing\.replicas: must be 2\.\.64"):
-            runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__")
+            runpy.run_path(str(PROJECT_DIR / "__main__.py"), run_name="__main__")  # stops before any resource
         assert monitor.registrations == []
     finally:
         pulumi.runtime.settings.reset_options()
