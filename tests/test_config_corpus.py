@@ -122,13 +122,6 @@ def test_the_command_line_exits_2_cleanly(corpus_project: Path, tmp_path: Path, 
     assert not (tmp_path / "out").exists()
 
 
-def test_successful_synths_leave_stderr_empty(corpus_project: Path, tmp_path: Path) -> None:
-    """No `Exception ignored in BaseEventLoop.__del__` at shutdown: the event loop is closed first."""
-    for run in range(3):
-        result = run_synth("staging-as-is", tmp_path / f"out{run}", corpus_project)
-        assert (result.returncode, result.stderr) == (OK, ""), result.stderr
-
-
 def _program_cases() -> list[Case]:
     """Mistakes that reach the program as config (duplicates and keys outside config: never become config)."""
     # `leaf-secret-`: which value inside a `secure:`-holding key is the secret only the stack file shows; the
