@@ -28,11 +28,25 @@ from components.facts.constants import (
     SYSTEM_NAMESPACE,
 )
 from components.renderers import hub_profiles, hub_storage, hub_values
+from components.renderers.hub_notebook_pod import LabProfiles
 from components.resources.pod_identity_role import pod_identity_role
-from components.settings import LabSettings, StackSettings
+from components.settings import HubSettings, LabSettings, StackSettings
 
 # The authenticator traits holding settings' secrets (HUB_SECRET_FIELDS: password, adminPassword, clientSecret).
 SECRET_TRAITS = frozenset({"user_password", "admin_password", "client_secret"})
+
+
+def profile_pools(settings: StackSettings, hub: HubSettings) -> tuple[hub_profiles.ProfilePool, ...]:
+    """The Karpenter pools a lab's hub offers, each with the sharing and warm slot shape the settings work out."""
+    return tuple(
+        hub_profiles.ProfilePool(pool, settings.sharing_for(pool), settings.warm_slot_shape_for(pool))
+        for pool in settings.hub_pools(hub)
+    )
+
+
+def lab_profiles(settings: StackSettings) -> tuple[LabProfiles, ...]:
+    """Every lab with a hub, with the pools its hub offers (the notebook pods' view)."""
+    return tuple(LabProfiles(lab, profile_pools(settings, lab.hub)) for lab in settings.labs if lab.hub is not None)
 
 
 @dataclass(frozen=True)
@@ -148,10 +162,7 @@ class LabHubs(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[efs_csi]),
         )
         assert lab.hub is not None
-        pools = [
-            hub_profiles.ProfilePool(pool, settings.sharing_for(pool), settings.warm_slot_shape_for(pool))
-            for pool in settings.hub_pools(lab.hub)
-        ]
+        pools = profile_pools(settings, lab.hub)
         values = _with_secrets(hub_values.chart_values(lab, hub_storage.storage_class_name(lab), pools))
         return k8s.helm.v4.Chart(
             f"{name}-{lab.name}",

@@ -15,7 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.renderers import timetable_manifests
-from components.settings import StackSettings
+from components.settings import NodePoolSettings, StackSettings
 
 _KINDS: dict[str, Any] = {
     "ServiceAccount": k8s.core.v1.ServiceAccount,
@@ -24,6 +24,11 @@ _KINDS: dict[str, Any] = {
     "CronJob": k8s.batch.v1.CronJob,
     "NetworkPolicy": k8s.networking.v1.NetworkPolicy,
 }
+
+
+def pool_timetable(settings: StackSettings, pool: NodePoolSettings) -> timetable_manifests.PoolTimetable:
+    """The pool's lab sessions and the lead time its buffer is raised by (the timetable renderers' view)."""
+    return timetable_manifests.PoolTimetable(pool, settings.sessions_on(pool), settings.timetable_lead_minutes(pool))
 
 
 @dataclass(frozen=True)
@@ -47,10 +52,7 @@ class LabTimetable(pulumi.ComponentResource):
         self._create(name, timetable_manifests.network_policy(), in_namespace)
         self.cronjobs = []
         pools = settings.karpenter.node_pools if settings.karpenter.enabled else []
-        timetables = [
-            timetable_manifests.PoolTimetable(pool, settings.sessions_on(pool), settings.timetable_lead_minutes(pool))
-            for pool in pools
-        ]
+        timetables = [pool_timetable(settings, pool) for pool in pools]
         for served in timetable_manifests.pools_with_sessions(timetables):
             pool = served.pool
             created: list[pulumi.Resource] = []

@@ -12,9 +12,8 @@ from typing import Any
 import yaml
 
 from components.facts.constants import HELM_TYPES
-from components.renderers.hub_notebook_pod import LabProfiles, notebook_pods
-from components.renderers.hub_profiles import ProfilePool
-from components.settings import HubSettings, StackSettings
+from components.hub import lab_profiles
+from components.renderers.hub_notebook_pod import notebook_pods
 from offline.runner import Recording
 
 # Reading a plan back: libyaml's parser when PyYAML has it (its wheels do), the same documents, ~10x faster.
@@ -24,18 +23,6 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Pulumi-only inputs of Kubernetes resources that are not part of the object the cluster sees.
 _NOT_KUBERNETES_FIELDS = ("skipAwait",)
 OUTPUT_FILES = ("resources.json", "helm.json", "manifests")
-
-
-def profile_pools(settings: StackSettings, hub: HubSettings) -> tuple[ProfilePool, ...]:
-    """The Karpenter pools a lab's hub offers, each with the sharing and warm slot shape the settings work out."""
-    return tuple(
-        ProfilePool(p, settings.sharing_for(p), settings.warm_slot_shape_for(p)) for p in settings.hub_pools(hub)
-    )
-
-
-def lab_profiles(settings: StackSettings) -> tuple[LabProfiles, ...]:
-    """Every lab with a hub, with the pools its hub offers."""
-    return tuple(LabProfiles(lab, profile_pools(settings, lab.hub)) for lab in settings.labs if lab.hub is not None)
 
 
 def _is_kubernetes_object(resource: dict[str, Any]) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from components.hub import profile_pools
 from components.renderers import hub_profiles, hub_storage
 from components.renderers.access_entries import matrix_lines
 from components.renderers.dcgm_engines import LATCH_RECOVERY_COMMAND, engine_rows
@@ -14,7 +15,7 @@ from components.renderers.placeholders import placeholder_values
 from components.renderers.timetable_report import TimetabledPool, node_lifetimes, pool_weeks, session_peaks
 from components.resources.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
 from components.settings import REGION_KEY, StackSettings, capacity, config_key
-from offline.plan import Plan, profile_pools
+from offline.plan import Plan
 
 
 def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Path) -> str:

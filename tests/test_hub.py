@@ -30,12 +30,12 @@ from components.facts.constants import (
     NODEPOOL_LABEL,
     SYSTEM_NAMESPACE,
 )
-from components.hub import SECRET_TRAITS
+from components.hub import SECRET_TRAITS, lab_profiles, profile_pools
 from components.renderers import hub_notebook_pod, hub_profiles, hub_storage, hub_values
 from components.renderers.gpu_admission_policy import admission_objects, admission_policy
 from components.renderers.lab_manifests import CONTAINER_DEFAULT_REQUESTS, lab_objects, lab_resource_quota
 from components.settings import LabSettings, StackSettings, load_settings
-from offline.plan import Plan, lab_profiles, profile_pools
+from offline.plan import Plan
 from tests import apiserver_model
 from tests.conftest import STACKS, shared_path
 from tests.k8s_validation import pod_can_land_on, tolerates, validate_core_object

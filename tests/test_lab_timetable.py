@@ -21,9 +21,10 @@ from components.facts.constants import (
     gpu_node_labels,
 )
 from components.karpenter import controller_inputs, gpu_node_pool, pool_sessions
+from components.lab_timetable import pool_timetable
 from components.renderers import karpenter_values, timetable_manifests, warm_headroom_manifests
 from components.renderers.timetable_report import node_lifetimes, pool_weeks, session_peaks
-from components.settings import NodePoolSettings, SettingsError, StackSettings, load_settings
+from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.summary import timetabled_pools
@@ -56,11 +57,6 @@ def lab(name: str, slots: int, *sessions: dict[str, Any]) -> dict[str, Any]:
 
 def session(schedule: str, learners: int, duration: str = "2h", zone: str = "America/Los_Angeles") -> dict[str, Any]:
     return {"schedule": schedule, "timezone": zone, "duration": duration, "learners": learners}
-
-
-def pool_timetable(settings: StackSettings, pool: NodePoolSettings) -> timetable_manifests.PoolTimetable:
-    """The pool's sessions and lead time as the LabTimetable component hands them to the renderer."""
-    return timetable_manifests.PoolTimetable(pool, settings.sessions_on(pool), settings.timetable_lead_minutes(pool))
 
 
 def problems(config: dict[str, str]) -> dict[str, str]:
