@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import gc
@@ -67,6 +68,13 @@ def program_files() -> list[Path]:
         path = PROJECT_DIR / entry
         files.extend([path] if path.is_file() else sorted(path.rglob("*.py")))
     return files
+
+
+@functools.cache
+def parsed(source: str) -> ast.Module:
+    """`source` parsed once per session (read-only: never change the tree): the house-rule scans read the same
+    program files again and again."""
+    return ast.parse(source)
 
 
 def require_present(path: Path) -> Path:

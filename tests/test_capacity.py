@@ -12,7 +12,7 @@ import pytest
 
 from components.facts import gpu_catalog
 from components.settings import StackSettings, capacity, load_settings
-from tests.conftest import PROJECT_DIR, STACKS, program_files
+from tests.conftest import PROJECT_DIR, STACKS, parsed, program_files
 
 CAPACITY_MODEL = PROJECT_DIR / "components" / "settings" / "capacity.py"
 GPU_NAMES = frozenset({"gpus", "physical_gpus", "gpu_limit", "gpu_count"})
@@ -40,7 +40,7 @@ def gpus_times_replicas(source: str) -> list[tuple[int, str]]:
     """(line, expression) of each product of a GPU count and sharing replicas in `source`."""
     return [
         (node.lineno, ast.unparse(node))
-        for node in ast.walk(ast.parse(source))
+        for node in ast.walk(parsed(source))
         if isinstance(node, ast.BinOp)
         and isinstance(node.op, ast.Mult)
         and (

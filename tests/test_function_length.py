@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.conftest import PROJECT_DIR
+from tests.conftest import PROJECT_DIR, parsed
 
 CHECKED = ("components", "offline", "policy", "synth.py")
 MAX_FUNCTION_LINES = 80
@@ -19,7 +19,7 @@ def long_functions(source: str, limit: int = MAX_FUNCTION_LINES) -> list[tuple[s
     """(name, length) of each function or method in `source` longer than `limit` lines."""
     return [
         (node.name, node.end_lineno - node.lineno + 1)
-        for node in ast.walk(ast.parse(source))
+        for node in ast.walk(parsed(source))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         and node.end_lineno is not None
         and node.end_lineno - node.lineno + 1 > limit

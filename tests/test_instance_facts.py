@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from components.facts import gpu_catalog
-from tests.conftest import PROJECT_DIR, program_files
+from tests.conftest import PROJECT_DIR, parsed, program_files
 
 CATALOG = PROJECT_DIR / "components" / "facts" / "gpu_catalog.py"
 INSTANCE_NAMES = frozenset(
@@ -31,7 +31,7 @@ def _instance_names_in(key: ast.expr | None) -> list[str]:
 def instance_fact_tables(source: str) -> list[tuple[int, list[str]]]:
     """(line, instance names used as keys) of each dict literal keyed by instance names in `source`."""
     tables = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if isinstance(node, ast.Dict):
             names = [name for key in node.keys for name in _instance_names_in(key)]
             if names:

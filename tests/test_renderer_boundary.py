@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROJECT_DIR
+from tests.conftest import PROJECT_DIR, parsed
 
 RENDERERS = PROJECT_DIR / "components" / "renderers"
 PULUMI_PACKAGES = ("pulumi", "pulumi_aws", "pulumi_eks", "pulumi_kubernetes", "pulumi_policy")
@@ -67,7 +67,7 @@ def _absolute(node: ast.ImportFrom, path: Path) -> str | None:
 def imported_modules(path: Path) -> frozenset[str]:
     """Every module a file imports (`from a.b import c` counts `a.b` and, if it is a module, `a.b.c`)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parsed(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and (module := _absolute(node, path)):
@@ -251,7 +251,7 @@ def test_the_check_sees_an_import_that_runs_back_up(tmp_path: Path, monkeypatch:
 
 def _component_classes(path: Path) -> list[str]:
     """Classes in `path` that subclass a ComponentResource (`pulumi.ComponentResource` or `ComponentResource`)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path.read_text(encoding="utf-8"))
     return [
         node.name
         for node in ast.walk(tree)
@@ -280,7 +280,7 @@ WHOLE_STACK_LOADERS = {PROJECT_DIR / "components" / "resources" / "runtime_setti
 
 def mentions_whole_stack(path: Path) -> list[int]:
     """Lines of `path` that name `StackSettings` in code: an import, an annotation (quoted too), a call."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path.read_text(encoding="utf-8"))
     docstrings = {
         id(node.body[0].value)
         for node in ast.walk(tree)

@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 
 import components.settings
-from tests.conftest import PROJECT_DIR
+from tests.conftest import PROJECT_DIR, parsed
 
 PACKAGE = PROJECT_DIR / "components" / "settings"
 # The facts settings may read: constants, the instance catalog, cron, quantities, node allocatable, the timetable
@@ -33,7 +33,7 @@ def project_imports(source: str, package: str) -> set[str]:
     `components.settings` counts `components.settings.fields`.
     """
     found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -114,7 +114,7 @@ def test_every_name_callers_import_from_settings_is_exported() -> None:
     wanted = {
         alias.name
         for path in _caller_files()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for node in ast.walk(parsed(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.ImportFrom) and node.module == "components.settings"
         for alias in node.names
     }

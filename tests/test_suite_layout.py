@@ -11,7 +11,7 @@ import ast
 import re
 from pathlib import Path
 
-from tests.conftest import PROJECT_DIR
+from tests.conftest import PROJECT_DIR, parsed
 
 TESTS_DIR = PROJECT_DIR / "tests"
 TESTING_DOC = PROJECT_DIR / "docs" / "testing.md"
@@ -28,7 +28,7 @@ def is_test_module(path: Path) -> bool:
 def imported_test_modules(source: str, package: str = "tests") -> list[str]:
     """Test modules (`test_*`) that `source`, a module of `package`, imports, by dotted name."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -74,7 +74,7 @@ def test_the_project_folder_is_defined_once() -> None:
     for path in _python_files():
         if path == TESTS_DIR / "conftest.py":
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path.read_text(encoding="utf-8"))
         assigned = {
             t.id
             for node in ast.walk(tree)
