@@ -14,7 +14,7 @@ synth:
 test:
 	$(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q -r requirements-dev.txt && $(PY) -m pytest -q
 
-# the tests that need no synthesized plan and start no subprocess (see tests/conftest.py)
+# the tests that run no whole program, need no synthesized plan and start no subprocess (see tests/conftest.py)
 test-fast:
 	$(PY) -m pytest -q -m "not slow"
 
