@@ -1,4 +1,5 @@
-"""Issue 9 defects 1-2: the cluster creator's admin entry, the deployer key, and access entries keyed by principal."""
+"""`components/renderers/access_entries.py` and the deployer check: the cluster creator's admin entry, the deployer key,
+and access entries keyed by principal."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 9, defects 5-8: what a first real `pulumi up` needs that the offline checks used to miss.
+"""The first real `pulumi up` (a feature across layers): what it needs that the offline checks used to miss.
 
 Availability zones without Local Zones, one AMI release for both GPU launchers, the demo never
 holding `up` nor buying a second GPU node, the controller after CoreDNS, no unused OIDC provider,

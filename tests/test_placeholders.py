@@ -1,4 +1,5 @@
-"""Issue 9 defect 3: documentation values in the stack files are named by the synth and rejected by the pack."""
+"""`components/renderers/placeholders.py`: documentation values in the stack files are named by the synth and rejected
+by the policy pack."""
 
 from __future__ import annotations
 
