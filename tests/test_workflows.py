@@ -5,9 +5,11 @@ prod, the policy pack everywhere Pulumi runs).
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,11 @@ OIDC_ACTIONS = (AWS_CREDENTIALS_ACTION, "pulumi/auth-actions")
 
 
 def _load(path: Path) -> dict[Any, Any]:
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return _load_text(path.read_text(encoding="utf-8"))
+
+
+def _load_text(text: str) -> dict[Any, Any]:
+    data = yaml.safe_load(text)
     # PyYAML reads the bare key `on` as the boolean True (YAML 1.1).
     return {("on" if key is True else key): value for key, value in data.items()}
 
@@ -158,11 +164,8 @@ def test_no_long_lived_cloud_credentials(workflows: dict[str, dict[str, Any]]) -
     text = "\n".join(path.read_text(encoding="utf-8") for path in WORKFLOWS)
     for forbidden in ("aws-access-key-id", "aws-secret-access-key", "AWS_SECRET_ACCESS_KEY", "PULUMI_ACCESS_TOKEN"):
         assert forbidden not in text
-    for name, workflow in workflows.items():
-        for job in workflow["jobs"].values():
-            for step in _steps(job):
-                if _action(step) == AWS_CREDENTIALS_ACTION:
-                    assert step["with"]["role-to-assume"].startswith("${{ vars."), name
+    # Every assumed role comes from a variable naming a role (assumed_roles asserts the `${{ vars.X }}` form).
+    assert {r.variable for w in workflows.values() for r in assumed_roles(w)} <= set(ROLE_KEYS)
 
 
 def test_every_workflow_limits_concurrency(workflows: dict[str, dict[str, Any]]) -> None:
@@ -228,7 +231,8 @@ def test_pulumi_runs_with_the_policy_pack_and_the_pinned_cli(workflows: dict[str
 # gets its EKS access entry). docs/lifecycle.md "Runner" says the same; a new role variable must be added here.
 ROLE_KEYS = {
     "AWS_DEPLOY_ROLE_ARN": "gpu-platform:cluster.deployerPrincipalArn",
-    "AWS_PREVIEW_ROLE_ARN": "gpu-platform:cluster.viewerPrincipalArns",
+    "AWS_PREVIEW_ROLE_ARN_STAGING": "gpu-platform:cluster.viewerPrincipalArns",
+    "AWS_PREVIEW_ROLE_ARN_PROD": "gpu-platform:cluster.viewerPrincipalArns",
 }
 # What each pulumi command needs from the cluster: `up` creates and changes everything (the creator entry is
 # cluster admin), `preview --refresh` reads every Kubernetes resource (cluster-wide view is enough).
@@ -246,11 +250,36 @@ def test_every_pulumi_step_creates_a_missing_stack(workflows: dict[str, dict[str
             assert step["with"].get("upsert") is True, step["name"]
 
 
-def _assumed_role_variable(job: dict[str, Any]) -> str:
-    (aws,) = [s for s in _steps(job) if _action(s) == AWS_CREDENTIALS_ACTION]
-    match = re.fullmatch(r"\$\{\{ vars\.(\w+) \}\}", aws["with"]["role-to-assume"])
-    assert match, aws["with"]["role-to-assume"]
-    return match.group(1)
+@dataclass(frozen=True)
+class AssumedRole:
+    """One stack's AWS role in one job: the variable naming it and where that variable lives (an environment's
+    variables shadow the repository's, so `(scope, variable)` is what a run reads)."""
+
+    stack: str
+    scope: str
+    variable: str
+    command: str
+
+
+def _matrix_entries(job: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(job.get("strategy", {}).get("matrix", {}).get("include", [{}]))
+
+
+def assumed_roles(workflow: dict[str, Any]) -> list[AssumedRole]:
+    """Every (stack, role variable) a workflow's Pulumi jobs assume, resolving `${{ matrix.K }}` per entry."""
+    roles = []
+    for _, job, step in _pulumi_steps(workflow):
+        (aws,) = [s for s in _steps(job) if _action(s) == AWS_CREDENTIALS_ACTION]
+        for entry in _matrix_entries(job):
+            role = str(aws["with"]["role-to-assume"])
+            if matrix_key := re.fullmatch(r"\$\{\{ matrix\.([\w-]+) \}\}", role):
+                role = str(entry[matrix_key.group(1)])
+            match = re.fullmatch(r"\$\{\{ vars\.(\w+) \}\}", role)
+            assert match, f"role-to-assume must name one repository or environment variable: {role}"
+            stack = str(step["with"]["stack-name"]).replace("${{ matrix.stack }}", str(entry.get("stack", "")))
+            scope = str(job.get("environment", "repository"))
+            roles.append(AssumedRole(stack.rsplit("/", 1)[-1], scope, match.group(1), str(step["with"]["command"])))
+    return roles
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -261,13 +290,68 @@ def test_every_assumed_role_has_the_access_its_pulumi_step_needs(
     matrix = access_matrix(settings.cluster, settings.labs)
     checked = []
     for workflow in workflows.values():
-        for _, job, step in _pulumi_steps(workflow):
-            variable = _assumed_role_variable(job)
-            key = ROLE_KEYS[variable]
+        for role in assumed_roles(workflow):
+            if role.stack != stack:
+                continue
+            key = ROLE_KEYS[role.variable]
             grants = {g.access for a in matrix for g in a.grants if any(k.startswith(key) for k in g.keys)}
-            assert grants & ACCESS_NEEDED[step["with"]["command"]], (variable, key, grants)
-            checked.append(variable)
-    assert set(checked) == set(ROLE_KEYS)
+            assert grants & ACCESS_NEEDED[role.command], (role, key, grants)
+            checked.append(role.command)
+    assert sorted(checked) == ["preview", "up"]
+
+
+def test_every_role_variable_is_known() -> None:
+    used = {role.variable for path in WORKFLOWS for role in assumed_roles(_load(path))}
+    assert used == set(ROLE_KEYS)
+
+
+_ACCOUNT = re.compile(r"\barn:aws[\w-]*:iam::(\d{12}):")
+
+
+def stack_accounts(stack_values: dict[str, Any]) -> set[str]:
+    """The AWS accounts of every IAM ARN a stack file holds (its principals live in the stack's account)."""
+    return set(_ACCOUNT.findall(json.dumps(stack_values)))
+
+
+def shared_role_variables(roles: list[AssumedRole], accounts: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
+    """`(scope, variable)` -> stacks, for each role variable that stacks of different accounts share: one of
+    them would assume a role in the wrong account."""
+    by_variable: dict[tuple[str, str], set[str]] = {}
+    for role in roles:
+        by_variable.setdefault((role.scope, role.variable), set()).add(role.stack)
+    return {
+        key: sorted(stacks)
+        for key, stacks in by_variable.items()
+        if len(stacks) > 1 and len(set().union(*(accounts[s] for s in stacks))) > 1
+    }
+
+
+def test_stacks_in_different_accounts_never_share_a_role_variable(workflows: dict[str, dict[str, Any]]) -> None:
+    accounts = {stack: stack_accounts(read_stack_config(PROJECT_DIR, stack).values) for stack in STACKS}
+    assert accounts == {"staging": {"111122223333"}, "prod": {"444455556666"}}
+    roles = [role for workflow in workflows.values() for role in assumed_roles(workflow)]
+    assert {role.stack for role in roles} == set(STACKS)
+    assert shared_role_variables(roles, accounts) == {}
+
+
+def test_one_preview_role_variable_for_two_accounts_is_caught(workflows: dict[str, dict[str, Any]]) -> None:
+    """The workflow before per-stack roles: one `AWS_PREVIEW_ROLE_ARN` for staging and prod."""
+    text = (WORKFLOWS_DIR / "preview.yml").read_text(encoding="utf-8")
+    shared = re.sub(r"vars\.AWS_PREVIEW_ROLE_ARN_\w+", "vars.AWS_PREVIEW_ROLE_ARN", text)
+    roles = assumed_roles(_load_text(shared))
+    accounts = {stack: stack_accounts(read_stack_config(PROJECT_DIR, stack).values) for stack in STACKS}
+    assert shared_role_variables(roles, accounts) == {("repository", "AWS_PREVIEW_ROLE_ARN"): ["prod", "staging"]}
+
+
+def test_the_preview_refuses_an_unset_or_foreign_role(workflows: dict[str, dict[str, Any]]) -> None:
+    """An empty role-to-assume makes the AWS action fall back to the runner's own credentials."""
+    (job,) = workflows["preview"]["jobs"].values()
+    steps = _steps(job)
+    (aws_at,) = [i for i, s in enumerate(steps) if _action(s) == AWS_CREDENTIALS_ACTION]
+    (guard_at,) = [i for i, s in enumerate(steps) if '[ -z "$PREVIEW_ROLE" ]' in s.get("run", "")]
+    assert guard_at < aws_at
+    assert steps[guard_at]["env"]["PREVIEW_ROLE"] == steps[aws_at]["with"]["role-to-assume"]
+    assert "Pulumi.$STACK.yaml" in steps[guard_at]["run"]
 
 
 def test_every_variable_and_secret_the_workflows_read_is_in_the_lifecycle_runner_section() -> None:
