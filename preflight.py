@@ -1,6 +1,6 @@
 """Deploy preflight: ask AWS what only AWS knows, before any `pulumi` command (both workflows run it).
 
-    python preflight.py --stack STACK [--check reach,addons,quotas,caller]    (default: all four)
+    python preflight.py --stack STACK [--check reach,addons,addon-config,quotas,caller]    (default: all)
 
 Every check says what it asked (the AWS CLI command) and what it got; exit 0 when all pass, 1 naming what
 to change, 2 on an invalid stack file. A missing AWS CLI or one without valid credentials is a clear error.
@@ -13,6 +13,9 @@ to change, 2 on an invalid stack file. A missing AWS CLI or one without valid cr
   both only learns so after pulumi-eks has waited 5 minutes on `/healthz` and every Kubernetes resource failed.
 - addons: every EKS add-on the stack pins must be listed by `aws eks describe-addon-versions` for its
   Kubernetes version.
+- addon-config: every add-on the stack gives `configurationValues` must accept them: validated against the
+  JSON schema `aws eks describe-addon-configuration` returns for the pinned version (`configurationSchema`),
+  the one `CreateAddon` applies (an unknown key fails it with InvalidParameterException).
 - quotas: every EC2 vCPU quota the synth summary lists (`components.renderers.gpu_quota`) must allow what
   the stack's GPU pools can use (`aws service-quotas get-service-quota`).
 - caller: on a first deploy, EKS makes the caller (`aws sts get-caller-identity`) cluster admin through the
@@ -26,6 +29,7 @@ import argparse
 import concurrent.futures
 import ipaddress
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -35,9 +39,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 from components.facts import constants
 from components.renderers import access_entries
 from components.renderers.gpu_quota import quota_needs
+from components.renderers.observability_config import (
+    cloudwatch_observability_configuration,
+    node_monitoring_agent_configuration,
+)
 from components.settings import SettingsError, StackSettings, capacity, load_settings
 from offline.config_files import StackFileError, read_stack_config
 
@@ -286,6 +296,74 @@ def check_addons(aws: Aws, settings: StackSettings) -> list[CheckResult]:
     return results
 
 
+def configured_addons(settings: StackSettings) -> list[tuple[str, str, dict[str, Any]]]:
+    """(add-on name, version, configurationValues) of every EKS add-on the stack configures, from the renderers
+    components/observability.py hands them to; tests/test_preflight_addon_config.py holds this list against
+    the `configurationValues` of every add-on in each synth plan."""
+    configured = []
+    if settings.observability.node_repair:
+        configured.append(
+            (
+                constants.NODE_MONITORING_AGENT_ADDON,
+                constants.NODE_MONITORING_AGENT_ADDON_VERSION,
+                node_monitoring_agent_configuration(),
+            )
+        )
+    if settings.observability.gpu_metrics:
+        configured.append(
+            (
+                constants.CLOUDWATCH_OBSERVABILITY_ADDON,
+                constants.CLOUDWATCH_OBSERVABILITY_ADDON_VERSION,
+                cloudwatch_observability_configuration(),
+            )
+        )
+    return configured
+
+
+def schema_complaints(values: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    """`key: complaint` for every way `values` breaks `schema` (its own `$schema` draft; draft 7 if unnamed).
+
+    An unknown key is reported at its own path (`dcgmExporter.bogus`), not at the object holding it."""
+    validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
+    complaints = []
+    for error in sorted(validator_class(schema).iter_errors(values), key=lambda e: [str(p) for p in e.path]):
+        path = [str(part) for part in error.absolute_path]
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            known = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+            patterns = error.schema.get("patternProperties", {}) if isinstance(error.schema, dict) else {}
+            unknown = [k for k in error.instance if k not in known and not any(re.search(p, k) for p in patterns)]
+            complaints += [f"{'.'.join([*path, key])}: {error.message}" for key in unknown]
+            continue
+        complaints.append(f"{'.'.join(path) or '<root>'}: {error.message}")
+    return complaints
+
+
+def check_addon_config(aws: Aws, settings: StackSettings) -> list[CheckResult]:
+    results = []
+    for addon, version, values in configured_addons(settings):
+        args = ("eks", "describe-addon-configuration", "--addon-name", addon, "--addon-version", version)
+        answer = aws.run(*args) or {}
+        text = answer.get("configurationSchema")
+        try:
+            schema = json.loads(text) if isinstance(text, str) and text.strip() else None
+        except json.JSONDecodeError as exc:
+            raise AwsCliError(f"`{aws.command(*args)}` answered a configurationSchema that is no JSON: {exc}") from None
+        if not isinstance(schema, dict):
+            complaints = ["<root>: the add-on publishes no configuration schema, so it accepts no configurationValues"]
+        else:
+            complaints = schema_complaints(values, schema)
+        got = f"configurationSchema of {len(text or '')} characters" if schema else "no configurationSchema"
+        message = (
+            f"{addon} {version} accepts its configurationValues ({', '.join(sorted(values))})"
+            if not complaints
+            else f"{addon} {version} rejects its configurationValues (CreateAddon would fail with "
+            f"InvalidParameterException): {'; '.join(complaints)}. Change them in "
+            "components/renderers/observability_config.py, or the pin in components/facts/constants.py"
+        )
+        results.append(CheckResult("addon-config", not complaints, aws.command(*args), got, message))
+    return results
+
+
 def check_quotas(aws: Aws, settings: StackSettings) -> list[CheckResult]:
     results = []
     pools = capacity.karpenter_capacities(settings)
@@ -386,7 +464,7 @@ def check_reach(aws: Aws, settings: StackSettings, stack: str, endpoint: str | N
     return CheckResult("reach", verdict.reachable, aws.command("eks", "describe-cluster"), got, verdict.message)
 
 
-CHECKS = ("reach", "addons", "quotas", "caller")
+CHECKS = ("reach", "addons", "addon-config", "quotas", "caller")
 
 
 def _checks(text: str) -> list[str]:
@@ -407,6 +485,8 @@ def run_checks(settings: StackSettings, stack: str, checks: Sequence[str], aws: 
             results.append(check_reach(aws, settings, stack, endpoint))
         elif check == "addons":
             results += check_addons(aws, settings)
+        elif check == "addon-config":
+            results += check_addon_config(aws, settings)
         elif check == "quotas":
             results += check_quotas(aws, settings)
         elif check == "caller":

@@ -202,7 +202,7 @@ def test_an_unknown_check_is_rejected(capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(SystemExit) as exited:
         preflight.main(["--stack", "staging", "--check", "reach,quota"])
     assert exited.value.code == 2
-    assert "allowed: reach,addons,quotas,caller" in capsys.readouterr().err
+    assert "allowed: reach,addons,addon-config,quotas,caller" in capsys.readouterr().err
 
 
 def test_role_arn_of_an_assumed_role_session() -> None:

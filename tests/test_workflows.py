@@ -382,7 +382,7 @@ def test_pull_requests_run_offline_diff_against_the_base_branch_into_the_job_sum
 def test_preflight_runs_every_check_before_up_and_all_but_caller_before_preview(
     workflows: dict[str, dict[str, Any]],
 ) -> None:
-    for name, expected in (("deploy", None), ("preview", "reach,addons,quotas")):
+    for name, expected in (("deploy", None), ("preview", "reach,addons,addon-config,quotas")):
         for job in workflows[name]["jobs"].values():
             runs = [s.get("run", "") for s in _steps(job) if "preflight.py" in s.get("run", "")]
             if not _steps(job):
