@@ -47,6 +47,13 @@ def main(argv: list[str] | None = None, project_dir: Path = PROJECT_DIR) -> int:
     finally:
         close_event_loop()
     plan = Plan.from_recording(recording)
+    # Values every schema allows and the API server refuses (names, labels, annotations): no plan is written.
+    from policy.k8s_values import manifest_violations
+
+    if refused := list(manifest_violations(plan.manifests)):
+        for where, message in refused:
+            print(f"synth: stack '{args.stack}': {where} {message}", file=sys.stderr)
+        return EXIT_FAILURE
     # Write beside the target first so a failure while writing never leaves half a plan.
     with tempfile.TemporaryDirectory(dir=out) as staging_dir:
         plan.write(staging_dir)

@@ -3,7 +3,8 @@
     python -m policy.check DIR        (DIR: a `python synth.py --out` folder)
 
 Every rule of `policy.rules.RULES` runs on every resource of DIR/resources.json (type token and
-inputs, the props the engine hands a policy). Prints one line per violation, `rule  urn  message`
+inputs, the props the engine hands a policy); the API server's value rules (`policy.k8s_values`) run on
+every object of DIR/manifests/. Prints one line per violation, `rule  urn  message`
 (the message names the offending value), and exits 1 on any violation, 0 when clean, 2 when DIR
 holds no plan.
 """
@@ -19,6 +20,7 @@ from typing import Any
 # The rules import the project's single source of facts (components.*), as policy/__main__.py does.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from policy.k8s_values import plan_findings
 from policy.rules import RULES
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_NO_PLAN = 0, 1, 2
@@ -46,6 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_NO_PLAN
     resources = json.loads(plan_file.read_text(encoding="utf-8"))
     found = list(plan_violations(resources))
+    found += plan_findings(plan_file.parent)  # the API server's name, label and annotation rules
     for rule, urn, message in found:
         print(f"{rule}  {urn}  {message}")
     print(f"policy.check: {len(found)} violation(s) in {len(resources)} resources of {plan_file}", file=sys.stderr)
