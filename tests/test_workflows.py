@@ -389,3 +389,34 @@ def test_preflight_runs_every_check_before_up_and_all_but_caller_before_preview(
                 continue
             (run,) = runs
             assert (f"--check {expected}" in run) if expected else "--check" not in run, run
+
+
+@pytest.mark.parametrize(
+    ("role", "expected"),
+    [
+        ("", "set the repository variable AWS_PREVIEW_ROLE_ARN_PROD"),
+        ("arn:aws:iam::111122223333:role/github-actions-preview", "is not in Pulumi.prod.yaml"),
+        ("arn:aws:iam::444455556666:role/github-actions-preview", None),
+    ],
+    ids=["unset", "staging-role-for-prod", "prods-own"],
+)
+def test_the_preview_role_guard_runs(
+    workflows: dict[str, dict[str, Any]], tmp_path: Path, role: str, expected: str | None
+) -> None:
+    """The guard step's own script, run by bash as the runner runs it, in a folder holding prod's stack file."""
+    (job,) = workflows["preview"]["jobs"].values()
+    (guard,) = [s for s in _steps(job) if '[ -z "$PREVIEW_ROLE" ]' in s.get("run", "")]
+    (tmp_path / "Pulumi.prod.yaml").write_bytes((PROJECT_DIR / "Pulumi.prod.yaml").read_bytes())
+    result = subprocess.run(
+        ["bash", "-e", "-c", guard["run"]],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "STACK": "prod", "PREVIEW_ROLE": role},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    if expected is None:
+        assert result.returncode == 0, result.stdout + result.stderr
+    else:
+        assert result.returncode == 1 and expected in result.stdout, result.stdout + result.stderr
