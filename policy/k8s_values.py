@@ -30,6 +30,8 @@ from typing import Any, Final
 
 import yaml
 
+# The minor these rules were transcribed at; tests/test_k8s_values.py holds the shipped stacks to it.
+KUBERNETES_VERSION: Final = "1.35"
 K8S: Final = "kubernetes/kubernetes @ v1.35.0"
 APIMACHINERY: Final = "kubernetes/apimachinery @ v0.35.0"
 
