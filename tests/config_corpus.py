@@ -82,9 +82,20 @@ CASES: list[Case] = [
     Case("typo-top-key", {"gpu-platform:gpuSharng": {"strategy": "mps"}}, INVALID, ("gpu-platform:gpuSharng",)),
     Case("typo-nested-key", {"gpu-platform:network.vpcCIDR": "10.0.0.0/16"}, INVALID, ("gpu-platform:network.vpcCIDR",)),
     Case("typo-pool-key", {f"{POOL}.gpulimit": 8}, INVALID, (f"{POOL}.gpulimit",)),
+    # snake_case spellings of documented keys: unknown keys at every level (read by their camelCase alias only).
+    Case("snake-top-key", STAGING.replace("gpu-platform:gpuSharing:", "gpu-platform:gpu_sharing:"), INVALID, ("gpu-platform:gpu_sharing",)),
+    Case("snake-block-key", {"gpu-platform:systemNodes.minSize": DELETE, "gpu-platform:systemNodes.min_size": 2}, INVALID, ("gpu-platform:systemNodes.min_size",)),
+    Case("snake-nested-block-key", {"gpu-platform:gpuNodes.rootVolume.sizeGib": DELETE, "gpu-platform:gpuNodes.rootVolume.size_gib": 100}, INVALID, ("gpu-platform:gpuNodes.rootVolume.size_gib",)),
+    Case("snake-pool-key", {f"{POOL}.gpuLimit": DELETE, f"{POOL}.gpu_limit": 8}, INVALID, (f"{POOL}.gpu_limit",)),
+    Case("snake-required-lab-key", {"gpu-platform:labs[0].gpuSlots": DELETE, "gpu-platform:labs[0].gpu_slots": 12}, INVALID, ("gpu-platform:labs[0].gpu_slots",)),
+    Case("snake-session-key", {"gpu-platform:labs[0].sessions[0].nodePool": DELETE, "gpu-platform:labs[0].sessions[0].node_pool": "g4-nodepool"}, INVALID, ("gpu-platform:labs[0].sessions[0].node_pool",)),
+    Case("snake-hub-key", {f"{HUB}.maxHours": DELETE, f"{HUB}.max_hours": 2}, INVALID, (f"{HUB}.max_hours",)),
+    Case("snake-warm-shape-key", {f"{POOL}.warmSlotShape": {"cpu_millicores": 500, "memoryMib": 1024}}, INVALID, (f"{POOL}.warmSlotShape.cpu_millicores",)),
+    Case("kebab-observability-key", {"gpu-platform:observability.idle-gpu-hours": 4}, INVALID, ("gpu-platform:observability.idle-gpu-hours",)),
     Case("region-without-namespace", STAGING.replace("aws:region: us-west-1", "region: us-west-1"), INVALID, ("gpu-platform:region", "aws:region")),
     Case("nested-namespace-block", "config:\n  aws:region: us-west-1\n  gpu-platform:\n    clusterName: lab\n", INVALID, ("gpu-platform:gpu-platform", "gpu-platform:clusterName")),
-    Case("wrong-case-key", STAGING.replace("gpu-platform:clusterName", "gpu-platform:ClusterName"), INVALID, ("gpu-platform:ClusterName", "gpu-platform:clusterName")),
+    # One mistake, named once: the respelled key (with its camelCase name), not also the key it left missing.
+    Case("wrong-case-key", STAGING.replace("gpu-platform:clusterName", "gpu-platform:ClusterName"), INVALID, ("gpu-platform:ClusterName",)),
     # --- 3. empty values ----------------------------------------------------------------------------
     Case("empty-cluster-name", STAGING.replace("clusterName: nextgen-learninglab", "clusterName:"), INVALID, ("gpu-platform:clusterName",)),
     Case("empty-region", STAGING.replace("aws:region: us-west-1", "aws:region:"), INVALID, ("aws:region",)),
@@ -176,6 +187,12 @@ CASES: list[Case] = [
     Case("bad-pool-family", {f"{POOL}.instanceTypes": DELETE, f"{POOL}.instanceFamilies": ["m5"]}, INVALID, (f"{POOL}.instanceFamilies[0]",)),
     Case("bad-pool-type", {f"{POOL}.instanceTypes": ["p3.2xlarge"]}, INVALID, (f"{POOL}.instanceTypes[0]",)),
     Case("pool-both-selectors", {f"{POOL}.instanceFamilies": ["g5"]}, INVALID, (POOL,)),
+    # A pool's types hold one GPU count (docs/gpu-health.md "No accidental big nodes"), unless it opts in.
+    Case("pool-mixes-gpu-counts", {f"{POOL}.instanceTypes": ["g4dn.xlarge", "g4dn.12xlarge"]}, INVALID, (f"{POOL}.instanceTypes",)),
+    Case("pool-family-mixes-gpu-counts", {f"{POOL}.instanceTypes": DELETE, f"{POOL}.instanceFamilies": ["g4dn"]}, INVALID, (f"{POOL}.instanceFamilies",)),
+    Case("ok-pool-mixed-gpu-counts-opt-in", {f"{POOL}.instanceTypes": ["g4dn.xlarge", "g4dn.12xlarge"], f"{POOL}.allowMixedGpuCounts": True}, OK),
+    Case("pool-opt-in-without-mix", {f"{POOL}.allowMixedGpuCounts": True}, INVALID, (f"{POOL}.allowMixedGpuCounts",)),
+    Case("bad-pool-opt-in", {f"{POOL}.allowMixedGpuCounts": "sometimes"}, INVALID, (f"{POOL}.allowMixedGpuCounts",)),
     Case("bad-pool-capacity", {f"{POOL}.capacityTypes": ["reserved"]}, INVALID, (f"{POOL}.capacityTypes[0]",)),
     Case("bad-pool-arch", {f"{POOL}.architectures": ["arm64"]}, INVALID, (f"{POOL}.architectures[0]",)),
     Case("bad-pool-gpu-limit", {f"{POOL}.gpuLimit": 0}, INVALID, (f"{POOL}.gpuLimit",)),
@@ -261,7 +278,10 @@ CASES: list[Case] = [
     Case("leaf-secret-hub-password-in-clear-text", {f"{HUB}.auth.password": "workshop-2026"}, INVALID, (f"{HUB}.auth.password",)),
     Case("leaf-secret-in-lab-cpu", {"gpu-platform:labs[0].cpu": {"secure": "AAABAJ0y"}}, INVALID, ("gpu-platform:labs[0].cpu",)),
     Case("hub-quota-too-small", {"gpu-platform:labs[0].memory": "20Gi"}, INVALID, ("gpu-platform:labs[0].memory",)),
-    Case("hub-unknown-login", {f"{HUB}.auth.type": "dummy"}, INVALID, (f"{HUB}.auth",)),
+    # A tagged union's typo is named at its discriminator (`auth.type`), with the tags allowed and the closest one.
+    Case("hub-unknown-login", {f"{HUB}.auth.type": "dummy"}, INVALID, (f"{HUB}.auth.type",)),
+    Case("hub-login-typo", {f"{HUB}.auth.type": "shared-password"}, INVALID, (f"{HUB}.auth.type",)),
+    Case("hub-login-without-type", {f"{HUB}.auth.type": DELETE}, INVALID, (f"{HUB}.auth.type",)),
     # --- several mistakes in one file: every one is named ------------------------------------------
     Case("three-mistakes", {"aws:region": "nowhere", "gpu-platform:kubernetesVersion": "0.1", "gpu-platform:gpuSharing.replicas": 1}, INVALID, ("aws:region", "gpu-platform:kubernetesVersion", "gpu-platform:gpuSharing.replicas")),
 ]  # fmt: skip
