@@ -35,6 +35,16 @@ BUDGET = f"{POOL}.disruptionBudgets[0]"
 HUB = "gpu-platform:labs[0].hub"
 
 
+# A second lab's hub: staging's own (its secrets as `secure:` values), on staging's hostname.
+SECOND_HUB = {
+    "auth": {"type": "sharedPassword", "password": {"secure": "AAABAJ0y"}},
+    "hostname": "hub.learning-lab.example.org",
+    "certificateArn": "arn:aws:acm:us-west-1:111122223333:certificate/0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+    "image": "quay.io/jupyter/pytorch-notebook:cuda12-python-3.12@sha256:" + "6" * 64,
+    "maxHours": 2,
+}
+
+
 @dataclass(frozen=True)
 class Case:
     id: str
@@ -175,6 +185,11 @@ CASES: list[Case] = [
     Case("unencrypted-root", {"gpu-platform:gpuNodes.rootVolume.encrypted": False}, INVALID, ("gpu-platform:gpuNodes.rootVolume.encrypted",)),
     Case("bad-delete-on-termination", {"gpu-platform:gpuNodes.rootVolume.deleteOnTermination": "never"}, INVALID, ("gpu-platform:gpuNodes.rootVolume.deleteOnTermination",)),
     Case("latest-pre-pull", {"gpu-platform:gpuNodes.prePullImages": ["docker.io/library/busybox:latest"]}, INVALID, ("gpu-platform:gpuNodes.prePullImages[0]",)),
+    # Images without a registry host: `ctr images pull` (the nodes' pre-pull) adds no docker.io/, in every image key.
+    Case("pre-pull-without-registry", {"gpu-platform:gpuNodes.prePullImages": ["nvidia/cuda:12.4.1-base-ubuntu22.04"]}, INVALID, ("gpu-platform:gpuNodes.prePullImages[0]",)),
+    Case("demo-image-without-registry", {"gpu-platform:demo.image": "tensorflow/tensorflow:2.12.0-gpu"}, INVALID, ("gpu-platform:demo.image",)),
+    Case("hub-image-without-registry", {f"{HUB}.image": "jupyter/pytorch-notebook@sha256:" + "a" * 64}, INVALID, (f"{HUB}.image",)),
+    Case("ok-image-registry-with-port", {"gpu-platform:gpuNodes.prePullImages": ["registry.example.org:5000/lab/cuda:12.4", "localhost/lab/tools:1"]}, OK),
     Case("bad-group-enabled", {"gpu-platform:gpuNodeGroup.enabled": "maybe"}, INVALID, ("gpu-platform:gpuNodeGroup.enabled",)),
     Case("bad-group-type", {"gpu-platform:gpuNodeGroup": {"enabled": True, "instanceTypes": ["m5.large"]}}, INVALID, ("gpu-platform:gpuNodeGroup.instanceTypes[0]",)),
     Case("bad-group-capacity", {"gpu-platform:gpuNodeGroup": {"enabled": True, "capacityType": "spot"}}, INVALID, ("gpu-platform:gpuNodeGroup.capacityType",)),
@@ -282,6 +297,10 @@ CASES: list[Case] = [
     Case("hub-unknown-login", {f"{HUB}.auth.type": "dummy"}, INVALID, (f"{HUB}.auth.type",)),
     Case("hub-login-typo", {f"{HUB}.auth.type": "shared-password"}, INVALID, (f"{HUB}.auth.type",)),
     Case("hub-login-without-type", {f"{HUB}.auth.type": DELETE}, INVALID, (f"{HUB}.auth.type",)),
+    # Two hubs, one hostname: one DNS name cannot point at two load balancers (nor be two OAuth callbacks).
+    Case("hubs-share-a-hostname", {"gpu-platform:labs[1]": {"name": "vision-lab", "gpuSlots": 1, "hub": SECOND_HUB}}, INVALID, ("gpu-platform:labs[1].hub.hostname",)),
+    Case("hubs-share-a-hostname-any-case", {"gpu-platform:labs[1]": {"name": "vision-lab", "gpuSlots": 1, "hub": {**SECOND_HUB, "hostname": "Hub.Learning-Lab.example.org"}}}, INVALID, ("gpu-platform:labs[1].hub.hostname",)),
+    Case("ok-two-hubs", {"gpu-platform:labs[1]": {"name": "vision-lab", "gpuSlots": 1, "hub": {**SECOND_HUB, "hostname": "hub.vision-lab.example.org"}}}, OK),
     # --- several mistakes in one file: every one is named ------------------------------------------
     Case("three-mistakes", {"aws:region": "nowhere", "gpu-platform:kubernetesVersion": "0.1", "gpu-platform:gpuSharing.replicas": 1}, INVALID, ("aws:region", "gpu-platform:kubernetesVersion", "gpu-platform:gpuSharing.replicas")),
 ]  # fmt: skip

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 def hubs_fit_the_cluster(settings: StackSettings) -> None:
     """Every lab's hub: known pools, room in the lab's quota, images to pre-pull, a certificate in the region."""
+    _check_hostnames_once(settings)
     pool_names = [pool.name for pool in settings.karpenter.node_pools] if settings.karpenter.enabled else []
     for index, lab in enumerate(settings.labs):
         hub = lab.hub
@@ -43,6 +44,22 @@ def hubs_fit_the_cluster(settings: StackSettings) -> None:
                     f"{key}.certificateArn: the certificate is in {region}; the load balancer needs one in "
                     f"{settings.region} (ACM certificates are regional)"
                 )
+
+
+def _check_hostnames_once(settings: StackSettings) -> None:
+    """Each hub its own hostname: two hubs on one name would share its DNS record and OAuth callback URL."""
+    claimed: dict[str, int] = {}
+    for index, lab in enumerate(settings.labs):
+        if lab.hub is None or lab.hub.hostname is None:
+            continue
+        name = lab.hub.hostname.lower()  # DNS names are case-insensitive
+        if name in claimed:
+            raise ValueError(
+                f"labs.{index}.hub.hostname: '{lab.hub.hostname}' is already gpu-platform:labs[{claimed[name]}]"
+                ".hub.hostname; each hub needs a hostname of its own (its own CNAME to its own load balancer, "
+                "and its own OAuth callback URL)"
+            )
+        claimed[name] = index
 
 
 def _check_hub_quota(settings: StackSettings, lab: LabSettings, key: str) -> None:
