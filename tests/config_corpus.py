@@ -45,6 +45,11 @@ SECOND_HUB = {
 }
 
 
+# Staging's session (6 learners, 2h, Pacific) to repeat at another time; a second pool to hold it.
+SESSION = {"schedule": "0 17 * * tue,thu", "timezone": "America/Los_Angeles", "duration": "2h", "learners": 6, "nodePool": "g4-nodepool"}
+EVENING_POOL = {"name": "g4-evening", "instanceTypes": ["g4dn.xlarge"], "gpuLimit": 4, "terminationGracePeriod": "2h15m"}
+
+
 @dataclass(frozen=True)
 class Case:
     id: str
@@ -289,6 +294,12 @@ CASES: list[Case] = [
     Case("ok-hub-idle-minutes-bounds", {f"{HUB}.idleMinutes": 5, f"{HUB}.maxHours": 168, f"{POOL}.terminationGracePeriod": "168h1m"}, OK),
     # The demo's 3 pods hold 3 of the lab's slots all week: 6 learners need 9 (the quota would refuse the 7th slot).
     Case("bad-session-beside-the-demo", {"gpu-platform:labs[0].gpuSlots": 6}, INVALID, ("gpu-platform:labs[0].sessions[0].learners",)),
+    # Sessions of one lab in class at once share its gpuSlots (the weekly step function, demo pods included).
+    Case("lab-sessions-overlap", {"gpu-platform:labs[0].sessions[1]": {**SESSION, "schedule": "0 18 * * tue"}}, INVALID, ("gpu-platform:labs[0].sessions[1].learners",)),
+    Case("lab-sessions-overlap-across-midnight", {"gpu-platform:labs[0].sessions[0].schedule": "0 23 * * sat", "gpu-platform:labs[0].sessions[1]": {**SESSION, "schedule": "30 0 * * sun", "learners": 1}}, INVALID, ("gpu-platform:labs[0].sessions[1].learners",)),
+    Case("lab-sessions-overlap-across-zones", {"gpu-platform:karpenter.nodePools[1]": EVENING_POOL, "gpu-platform:labs[0].sessions[1]": {**SESSION, "schedule": "30 1 * * wed", "timezone": "Europe/Berlin", "nodePool": "g4-evening"}}, INVALID, ("gpu-platform:labs[0].sessions[1].learners",)),
+    Case("ok-lab-sessions-back-to-back", {"gpu-platform:labs[0].sessions[1]": {**SESSION, "schedule": "0 19 * * tue"}}, OK),
+    Case("ok-lab-sessions-other-zone-apart", {"gpu-platform:karpenter.nodePools[1]": EVENING_POOL, "gpu-platform:labs[0].sessions[1]": {**SESSION, "schedule": "0 9 * * wed", "timezone": "Europe/Berlin", "nodePool": "g4-evening"}}, OK),
     Case("bad-hub-outlives-pool-drain", {f"{HUB}.maxHours": 3}, INVALID, (f"{HUB}.maxHours",)),
     Case("leaf-secret-hub-password-in-clear-text", {f"{HUB}.auth.password": "workshop-2026"}, INVALID, (f"{HUB}.auth.password",)),
     Case("leaf-secret-in-lab-cpu", {"gpu-platform:labs[0].cpu": {"secure": "AAABAJ0y"}}, INVALID, ("gpu-platform:labs[0].cpu",)),
