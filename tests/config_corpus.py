@@ -279,6 +279,12 @@ CASES: list[Case] = [
     Case("bad-idle-hours", {"gpu-platform:observability.idleGpuHours": 73}, INVALID, ("gpu-platform:observability.idleGpuHours",)),
     Case("bad-stuck-minutes", {"gpu-platform:observability.stuckGpuNodeMinutes": 5}, INVALID, ("gpu-platform:observability.stuckGpuNodeMinutes",)),
     Case("bad-subscriber", {"gpu-platform:observability.alarmSubscribers": ["oncall"]}, INVALID, ("gpu-platform:observability.alarmSubscribers[0]",)),
+    # Subscribers the standard alarm topic cannot deliver to: a FIFO queue, another partition, no function, no queue name.
+    Case("subscriber-fifo-queue", {"gpu-platform:observability.alarmSubscribers": ["ops@example.com", "arn:aws:sqs:us-west-1:111122223333:gpu-alerts.fifo"]}, INVALID, ("gpu-platform:observability.alarmSubscribers[1]",)),
+    Case("subscriber-other-partition", {"gpu-platform:observability.alarmSubscribers": ["arn:aws-us-gov:sqs:us-gov-west-1:111122223333:gpu-alerts"]}, INVALID, ("gpu-platform:observability.alarmSubscribers[0]",)),
+    Case("subscriber-lambda-layer", {"gpu-platform:observability.alarmSubscribers": ["arn:aws:lambda:us-west-1:111122223333:layer:tools:3"]}, INVALID, ("gpu-platform:observability.alarmSubscribers[0]",)),
+    Case("subscriber-bad-queue-name", {"gpu-platform:observability.alarmSubscribers": ["arn:aws:sqs:us-west-1:111122223333:gpu.alerts"]}, INVALID, ("gpu-platform:observability.alarmSubscribers[0]",)),
+    Case("ok-subscribers", {"gpu-platform:observability.alarmSubscribers": ["ops@example.com", "arn:aws:sqs:us-east-1:111122223333:gpu-alerts", "arn:aws:lambda:us-west-1:111122223333:function:page-oncall:live"]}, OK),
     Case("alarms-without-metrics", {"gpu-platform:observability.gpuMetrics": False}, INVALID, tuple(f"gpu-platform:observability.{k}" for k in ("idleGpuThresholdPercent", "idleGpuHours", "stuckGpuNodeMinutes", "alarmSubscribers"))),
     Case("ok-repair-only", {"gpu-platform:observability": {"nodeRepair": True}}, OK),
     Case("ok-observability-bounds", {"gpu-platform:observability.idleGpuThresholdPercent": 100, "gpu-platform:observability.idleGpuHours": 72, "gpu-platform:observability.stuckGpuNodeMinutes": 10}, OK),

@@ -149,7 +149,8 @@ def _check_sessions_fit_the_lab(demo_pods: int, lab: LabSettings, index: int) ->
             s for s in sessions
             if any((minute - (start - shift[s.timezone])) % timetable.WEEK < s.duration_minutes for start in s.starts)
         ]  # fmt: skip
-        clock = zones[0] if len(zones) == 1 else "UTC"
+        offsets_said = ", ".join(f"{zone} at UTC{shift[zone] / 60:+g}h" for zone in zones)
+        clock = zones[0] if len(zones) == 1 else f"UTC (when {offsets_said})"
         when = f"{timetable.DAY_NAMES[minute // timetable.DAY]} {minute % timetable.DAY // 60:02d}:{minute % 60:02d}"
         together = " + ".join(f"{s.learners} (sessions[{s.key.rpartition('.')[2]}])" for s in at_peak)
         demo = f" + the demo's {demo_pods} pods (demo.replicas, in this lab)" if demo_pods else ""
