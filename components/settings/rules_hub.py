@@ -98,3 +98,28 @@ def _check_hub_outlives_expiry(settings: StackSettings, hub: HubSettings, key: s
                 f"maxHours + {timetable.SESSION_POD_GRACE_SECONDS}s; set it to at least "
                 f"{timetable.format_minutes(-(-needed // 60))}, lower maxHours, or leave the pool out of {key}.pools"
             )
+
+
+def hub_warnings(settings: StackSettings) -> list[tuple[str, str]]:
+    """`(key path, message)` for a hub whose maxHours is shorter than a class of its own lab.
+
+    A warning, not an error: the config works (the hub stops the notebook at maxHours, however busy, and the
+    learner may start a new one while a slot is free), and a short cap can be meant (a class with a break,
+    slots freed sooner). An error is kept for what a receiver refuses or what breaks without a sign."""
+    found = []
+    for index, lab in enumerate(settings.labs):
+        if lab.hub is None or not lab.sessions:
+            continue
+        longest = max(range(len(lab.sessions)), key=lambda j: lab.sessions[j].duration_minutes)
+        session = lab.sessions[longest]
+        if session.duration_minutes > lab.hub.max_hours * 60:
+            found.append(
+                (
+                    f"gpu-platform:labs[{index}].hub.maxHours",
+                    f"{lab.hub.max_hours}h is shorter than gpu-platform:labs[{index}].sessions[{longest}].duration "
+                    f"{session.duration}: the hub stops a learner's notebook {lab.hub.max_hours}h into the class, "
+                    f"however busy; raise maxHours to at least {-(-session.duration_minutes // 60)} if that is "
+                    "not meant",
+                )
+            )
+    return found
