@@ -46,8 +46,19 @@ SECOND_HUB = {
 
 
 # Staging's session (6 learners, 2h, Pacific) to repeat at another time; a second pool to hold it.
-SESSION = {"schedule": "0 17 * * tue,thu", "timezone": "America/Los_Angeles", "duration": "2h", "learners": 6, "nodePool": "g4-nodepool"}
-EVENING_POOL = {"name": "g4-evening", "instanceTypes": ["g4dn.xlarge"], "gpuLimit": 4, "terminationGracePeriod": "2h15m"}
+SESSION = {
+    "schedule": "0 17 * * tue,thu",
+    "timezone": "America/Los_Angeles",
+    "duration": "2h",
+    "learners": 6,
+    "nodePool": "g4-nodepool",
+}
+EVENING_POOL = {
+    "name": "g4-evening",
+    "instanceTypes": ["g4dn.xlarge"],
+    "gpuLimit": 4,
+    "terminationGracePeriod": "2h15m",
+}
 
 
 @dataclass(frozen=True)
