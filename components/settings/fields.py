@@ -243,6 +243,9 @@ class SettingsModel(BaseModel):
     Each field's attribute docstring (the string right under it) is its description in the generated
     configuration reference (`python -m offline.config_reference`, docs/configuration.md), which reads it from
     the source; pydantic's `use_attribute_docstrings` would parse every model's source on every run.
+
+    `populate_by_name` is for the program's own models (defaults, `model_copy`); a stack file is validated by
+    alias only (`loading.load_settings`), so `min_size` there is an unknown key, at every level, new keys too.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True)
