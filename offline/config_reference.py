@@ -331,7 +331,14 @@ Karpenter's GPU capacity is set per pool under `karpenter.nodePools`.
 
 - **Spelling**: unknown keys are rejected with the closest known key as a hint; so are keys in an unknown
   namespace (`gpu-platfrom:demo`: only `gpu-platform:`, `aws:`, `kubernetes:`, `pulumi:` are read), keys above
-  `config:` instead of under it, and any key set twice in one file (file, line, key).
+  `config:` instead of under it, and any key set twice in one file (file, line, key). Keys are read by their
+  camelCase name only, at every level: `min_size` or `min-size` is an unknown key, named with its camelCase
+  spelling (`did you mean 'minSize'?`).
+- **Tagged choices**: a block chosen by its `type` (e.g. `labs[].hub.auth`) names a wrong or missing `type` at
+  that key (`gpu-platform:labs[0].hub.auth.type`), with the allowed values and the closest one.
+- **Images**: every image key (`gpuNodes.prePullImages`, `demo.image`, `labs[].hub.image`) starts with its
+  registry host (`docker.io/tensorflow/tensorflow:2.12.0-gpu`, not `tensorflow/tensorflow:...`): GPU nodes
+  pre-pull with `ctr images pull`, which adds no default registry.
 - **Empty is not a value**: `key:` with nothing after it (or `null`) is an error, never the string `"null"` and
   never the default; remove the key to get its default.
 - **Types as YAML reads them**: scalars follow YAML 1.2 as the Pulumi CLI reads them: `yes`/`on` and unquoted
@@ -353,7 +360,13 @@ Karpenter's GPU capacity is set per pool under `karpenter.nodePools`.
   be secrets.
 - **Errors name the key to change**: unordered sizes name `desiredSize` (or `maxSize` when `minSize > maxSize`),
   a repeated pool name or admin ARN is named by its index, and a mistyped choice gets the closest allowed value
-  (`spot` -> `SPOT`).
+  (`spot` -> `SPOT`). Across keys: a lab's sessions in class at the same time, plus the demo's pods when the
+  demo runs in that lab, must fit the lab's `gpuSlots` (named at the later session's `learners`, with the
+  minute of the week they meet); two hubs may not share a `hostname`; a pool may not mix GPU counts unless it
+  sets `allowMixedGpuCounts: true`.
+- **Warnings**: what is valid but likely not meant is printed by the synth summary as `WARNING: <key path>: ...`
+  and does not stop it: a hub whose `maxHours` is shorter than a class of its own lab (the notebook stops mid-class;
+  a short cap can be meant, so it is not an error).
 """
 
 

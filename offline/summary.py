@@ -15,6 +15,7 @@ from components.renderers.placeholders import placeholder_values
 from components.renderers.timetable_report import TimetabledPool, node_lifetimes, pool_weeks, session_peaks
 from components.resources.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
 from components.settings import REGION_KEY, StackSettings, capacity, config_key
+from components.settings.rules_hub import hub_warnings
 from offline.plan import Plan
 
 
@@ -245,6 +246,7 @@ def _hub_lines(settings: StackSettings) -> list[str]:
         lines += [
             f"    profile {p.slug:<24}{p.display_name}" for p in hub_profiles.profiles(profile_pools(settings, hub))
         ]
+    lines += [f"  WARNING: {key}: {message}" for key, message in hub_warnings(settings)]
     lines.append(
         f"  Home directories: one EFS access point per learner; the file system holds "
         f"{hub_storage.learners_per_file_system(settings.labs)} learners across all hubs "

@@ -35,6 +35,32 @@ BUDGET = f"{POOL}.disruptionBudgets[0]"
 HUB = "gpu-platform:labs[0].hub"
 
 
+# A second lab's hub: staging's own (its secrets as `secure:` values), on staging's hostname.
+SECOND_HUB = {
+    "auth": {"type": "sharedPassword", "password": {"secure": "AAABAJ0y"}},
+    "hostname": "hub.learning-lab.example.org",
+    "certificateArn": "arn:aws:acm:us-west-1:111122223333:certificate/0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+    "image": "quay.io/jupyter/pytorch-notebook:cuda12-python-3.12@sha256:" + "6" * 64,
+    "maxHours": 2,
+}
+
+
+# Staging's session (6 learners, 2h, Pacific) to repeat at another time; a second pool to hold it.
+SESSION = {
+    "schedule": "0 17 * * tue,thu",
+    "timezone": "America/Los_Angeles",
+    "duration": "2h",
+    "learners": 6,
+    "nodePool": "g4-nodepool",
+}
+EVENING_POOL = {
+    "name": "g4-evening",
+    "instanceTypes": ["g4dn.xlarge"],
+    "gpuLimit": 4,
+    "terminationGracePeriod": "2h15m",
+}
+
+
 @dataclass(frozen=True)
 class Case:
     id: str
@@ -82,9 +108,20 @@ CASES: list[Case] = [
     Case("typo-top-key", {"gpu-platform:gpuSharng": {"strategy": "mps"}}, INVALID, ("gpu-platform:gpuSharng",)),
     Case("typo-nested-key", {"gpu-platform:network.vpcCIDR": "10.0.0.0/16"}, INVALID, ("gpu-platform:network.vpcCIDR",)),
     Case("typo-pool-key", {f"{POOL}.gpulimit": 8}, INVALID, (f"{POOL}.gpulimit",)),
+    # snake_case spellings of documented keys: unknown keys at every level (read by their camelCase alias only).
+    Case("snake-top-key", STAGING.replace("gpu-platform:gpuSharing:", "gpu-platform:gpu_sharing:"), INVALID, ("gpu-platform:gpu_sharing",)),
+    Case("snake-block-key", {"gpu-platform:systemNodes.minSize": DELETE, "gpu-platform:systemNodes.min_size": 2}, INVALID, ("gpu-platform:systemNodes.min_size",)),
+    Case("snake-nested-block-key", {"gpu-platform:gpuNodes.rootVolume.sizeGib": DELETE, "gpu-platform:gpuNodes.rootVolume.size_gib": 100}, INVALID, ("gpu-platform:gpuNodes.rootVolume.size_gib",)),
+    Case("snake-pool-key", {f"{POOL}.gpuLimit": DELETE, f"{POOL}.gpu_limit": 8}, INVALID, (f"{POOL}.gpu_limit",)),
+    Case("snake-required-lab-key", {"gpu-platform:labs[0].gpuSlots": DELETE, "gpu-platform:labs[0].gpu_slots": 12}, INVALID, ("gpu-platform:labs[0].gpu_slots",)),
+    Case("snake-session-key", {"gpu-platform:labs[0].sessions[0].nodePool": DELETE, "gpu-platform:labs[0].sessions[0].node_pool": "g4-nodepool"}, INVALID, ("gpu-platform:labs[0].sessions[0].node_pool",)),
+    Case("snake-hub-key", {f"{HUB}.maxHours": DELETE, f"{HUB}.max_hours": 2}, INVALID, (f"{HUB}.max_hours",)),
+    Case("snake-warm-shape-key", {f"{POOL}.warmSlotShape": {"cpu_millicores": 500, "memoryMib": 1024}}, INVALID, (f"{POOL}.warmSlotShape.cpu_millicores",)),
+    Case("kebab-observability-key", {"gpu-platform:observability.idle-gpu-hours": 4}, INVALID, ("gpu-platform:observability.idle-gpu-hours",)),
     Case("region-without-namespace", STAGING.replace("aws:region: us-west-1", "region: us-west-1"), INVALID, ("gpu-platform:region", "aws:region")),
     Case("nested-namespace-block", "config:\n  aws:region: us-west-1\n  gpu-platform:\n    clusterName: lab\n", INVALID, ("gpu-platform:gpu-platform", "gpu-platform:clusterName")),
-    Case("wrong-case-key", STAGING.replace("gpu-platform:clusterName", "gpu-platform:ClusterName"), INVALID, ("gpu-platform:ClusterName", "gpu-platform:clusterName")),
+    # One mistake, named once: the respelled key (with its camelCase name), not also the key it left missing.
+    Case("wrong-case-key", STAGING.replace("gpu-platform:clusterName", "gpu-platform:ClusterName"), INVALID, ("gpu-platform:ClusterName",)),
     # --- 3. empty values ----------------------------------------------------------------------------
     Case("empty-cluster-name", STAGING.replace("clusterName: nextgen-learninglab", "clusterName:"), INVALID, ("gpu-platform:clusterName",)),
     Case("empty-region", STAGING.replace("aws:region: us-west-1", "aws:region:"), INVALID, ("aws:region",)),
@@ -164,6 +201,11 @@ CASES: list[Case] = [
     Case("unencrypted-root", {"gpu-platform:gpuNodes.rootVolume.encrypted": False}, INVALID, ("gpu-platform:gpuNodes.rootVolume.encrypted",)),
     Case("bad-delete-on-termination", {"gpu-platform:gpuNodes.rootVolume.deleteOnTermination": "never"}, INVALID, ("gpu-platform:gpuNodes.rootVolume.deleteOnTermination",)),
     Case("latest-pre-pull", {"gpu-platform:gpuNodes.prePullImages": ["docker.io/library/busybox:latest"]}, INVALID, ("gpu-platform:gpuNodes.prePullImages[0]",)),
+    # Images without a registry host: `ctr images pull` (the nodes' pre-pull) adds no docker.io/, in every image key.
+    Case("pre-pull-without-registry", {"gpu-platform:gpuNodes.prePullImages": ["nvidia/cuda:12.4.1-base-ubuntu22.04"]}, INVALID, ("gpu-platform:gpuNodes.prePullImages[0]",)),
+    Case("demo-image-without-registry", {"gpu-platform:demo.image": "tensorflow/tensorflow:2.12.0-gpu"}, INVALID, ("gpu-platform:demo.image",)),
+    Case("hub-image-without-registry", {f"{HUB}.image": "jupyter/pytorch-notebook@sha256:" + "a" * 64}, INVALID, (f"{HUB}.image",)),
+    Case("ok-image-registry-with-port", {"gpu-platform:gpuNodes.prePullImages": ["registry.example.org:5000/lab/cuda:12.4", "localhost/lab/tools:1"]}, OK),
     Case("bad-group-enabled", {"gpu-platform:gpuNodeGroup.enabled": "maybe"}, INVALID, ("gpu-platform:gpuNodeGroup.enabled",)),
     Case("bad-group-type", {"gpu-platform:gpuNodeGroup": {"enabled": True, "instanceTypes": ["m5.large"]}}, INVALID, ("gpu-platform:gpuNodeGroup.instanceTypes[0]",)),
     Case("bad-group-capacity", {"gpu-platform:gpuNodeGroup": {"enabled": True, "capacityType": "spot"}}, INVALID, ("gpu-platform:gpuNodeGroup.capacityType",)),
@@ -176,6 +218,12 @@ CASES: list[Case] = [
     Case("bad-pool-family", {f"{POOL}.instanceTypes": DELETE, f"{POOL}.instanceFamilies": ["m5"]}, INVALID, (f"{POOL}.instanceFamilies[0]",)),
     Case("bad-pool-type", {f"{POOL}.instanceTypes": ["p3.2xlarge"]}, INVALID, (f"{POOL}.instanceTypes[0]",)),
     Case("pool-both-selectors", {f"{POOL}.instanceFamilies": ["g5"]}, INVALID, (POOL,)),
+    # A pool's types hold one GPU count (docs/gpu-health.md "No accidental big nodes"), unless it opts in.
+    Case("pool-mixes-gpu-counts", {f"{POOL}.instanceTypes": ["g4dn.xlarge", "g4dn.12xlarge"]}, INVALID, (f"{POOL}.instanceTypes",)),
+    Case("pool-family-mixes-gpu-counts", {f"{POOL}.instanceTypes": DELETE, f"{POOL}.instanceFamilies": ["g4dn"]}, INVALID, (f"{POOL}.instanceFamilies",)),
+    Case("ok-pool-mixed-gpu-counts-opt-in", {f"{POOL}.instanceTypes": ["g4dn.xlarge", "g4dn.12xlarge"], f"{POOL}.allowMixedGpuCounts": True}, OK),
+    Case("pool-opt-in-without-mix", {f"{POOL}.allowMixedGpuCounts": True}, INVALID, (f"{POOL}.allowMixedGpuCounts",)),
+    Case("bad-pool-opt-in", {f"{POOL}.allowMixedGpuCounts": "sometimes"}, INVALID, (f"{POOL}.allowMixedGpuCounts",)),
     Case("bad-pool-capacity", {f"{POOL}.capacityTypes": ["reserved"]}, INVALID, (f"{POOL}.capacityTypes[0]",)),
     Case("bad-pool-arch", {f"{POOL}.architectures": ["arm64"]}, INVALID, (f"{POOL}.architectures[0]",)),
     Case("bad-pool-gpu-limit", {f"{POOL}.gpuLimit": 0}, INVALID, (f"{POOL}.gpuLimit",)),
@@ -242,6 +290,12 @@ CASES: list[Case] = [
     Case("bad-idle-hours", {"gpu-platform:observability.idleGpuHours": 73}, INVALID, ("gpu-platform:observability.idleGpuHours",)),
     Case("bad-stuck-minutes", {"gpu-platform:observability.stuckGpuNodeMinutes": 5}, INVALID, ("gpu-platform:observability.stuckGpuNodeMinutes",)),
     Case("bad-subscriber", {"gpu-platform:observability.alarmSubscribers": ["oncall"]}, INVALID, ("gpu-platform:observability.alarmSubscribers[0]",)),
+    # Subscribers the standard alarm topic cannot deliver to: a FIFO queue, another partition, no function, no queue name.
+    Case("subscriber-fifo-queue", {"gpu-platform:observability.alarmSubscribers": ["ops@example.com", "arn:aws:sqs:us-west-1:111122223333:gpu-alerts.fifo"]}, INVALID, ("gpu-platform:observability.alarmSubscribers[1]",)),
+    Case("subscriber-other-partition", {"gpu-platform:observability.alarmSubscribers": ["arn:aws-us-gov:sqs:us-gov-west-1:111122223333:gpu-alerts"]}, INVALID, ("gpu-platform:observability.alarmSubscribers[0]",)),
+    Case("subscriber-lambda-layer", {"gpu-platform:observability.alarmSubscribers": ["arn:aws:lambda:us-west-1:111122223333:layer:tools:3"]}, INVALID, ("gpu-platform:observability.alarmSubscribers[0]",)),
+    Case("subscriber-bad-queue-name", {"gpu-platform:observability.alarmSubscribers": ["arn:aws:sqs:us-west-1:111122223333:gpu.alerts"]}, INVALID, ("gpu-platform:observability.alarmSubscribers[0]",)),
+    Case("ok-subscribers", {"gpu-platform:observability.alarmSubscribers": ["ops@example.com", "arn:aws:sqs:us-east-1:111122223333:gpu-alerts", "arn:aws:lambda:us-west-1:111122223333:function:page-oncall:live"]}, OK),
     Case("alarms-without-metrics", {"gpu-platform:observability.gpuMetrics": False}, INVALID, tuple(f"gpu-platform:observability.{k}" for k in ("idleGpuThresholdPercent", "idleGpuHours", "stuckGpuNodeMinutes", "alarmSubscribers"))),
     Case("ok-repair-only", {"gpu-platform:observability": {"nodeRepair": True}}, OK),
     Case("ok-observability-bounds", {"gpu-platform:observability.idleGpuThresholdPercent": 100, "gpu-platform:observability.idleGpuHours": 72, "gpu-platform:observability.stuckGpuNodeMinutes": 10}, OK),
@@ -257,11 +311,26 @@ CASES: list[Case] = [
     Case("ok-hub-idle-minutes-bounds", {f"{HUB}.idleMinutes": 5, f"{HUB}.maxHours": 168, f"{POOL}.terminationGracePeriod": "168h1m"}, OK),
     # The demo's 3 pods hold 3 of the lab's slots all week: 6 learners need 9 (the quota would refuse the 7th slot).
     Case("bad-session-beside-the-demo", {"gpu-platform:labs[0].gpuSlots": 6}, INVALID, ("gpu-platform:labs[0].sessions[0].learners",)),
+    # Sessions of one lab in class at once share its gpuSlots (the weekly step function, demo pods included).
+    Case("lab-sessions-overlap", {"gpu-platform:labs[0].sessions[1]": {**SESSION, "schedule": "0 18 * * tue"}}, INVALID, ("gpu-platform:labs[0].sessions[1].learners",)),
+    Case("lab-sessions-overlap-across-midnight", {"gpu-platform:labs[0].sessions[0].schedule": "0 23 * * sat", "gpu-platform:labs[0].sessions[1]": {**SESSION, "schedule": "30 0 * * sun", "learners": 1}}, INVALID, ("gpu-platform:labs[0].sessions[1].learners",)),
+    Case("lab-sessions-overlap-across-zones", {"gpu-platform:karpenter.nodePools[1]": EVENING_POOL, "gpu-platform:labs[0].sessions[1]": {**SESSION, "schedule": "30 1 * * wed", "timezone": "Europe/Berlin", "nodePool": "g4-evening"}}, INVALID, ("gpu-platform:labs[0].sessions[1].learners",)),
+    Case("ok-lab-sessions-back-to-back", {"gpu-platform:labs[0].sessions[1]": {**SESSION, "schedule": "0 19 * * tue"}}, OK),
+    Case("ok-lab-sessions-other-zone-apart", {"gpu-platform:karpenter.nodePools[1]": EVENING_POOL, "gpu-platform:labs[0].sessions[1]": {**SESSION, "schedule": "0 9 * * wed", "timezone": "Europe/Berlin", "nodePool": "g4-evening"}}, OK),
+    # A hub cap shorter than its lab's 2h class: valid, a WARNING line in the summary (tests/test_settings_errors.py).
+    Case("ok-hub-shorter-than-class", {f"{HUB}.maxHours": 1}, OK),
     Case("bad-hub-outlives-pool-drain", {f"{HUB}.maxHours": 3}, INVALID, (f"{HUB}.maxHours",)),
     Case("leaf-secret-hub-password-in-clear-text", {f"{HUB}.auth.password": "workshop-2026"}, INVALID, (f"{HUB}.auth.password",)),
     Case("leaf-secret-in-lab-cpu", {"gpu-platform:labs[0].cpu": {"secure": "AAABAJ0y"}}, INVALID, ("gpu-platform:labs[0].cpu",)),
     Case("hub-quota-too-small", {"gpu-platform:labs[0].memory": "20Gi"}, INVALID, ("gpu-platform:labs[0].memory",)),
-    Case("hub-unknown-login", {f"{HUB}.auth.type": "dummy"}, INVALID, (f"{HUB}.auth",)),
+    # A tagged union's typo is named at its discriminator (`auth.type`), with the tags allowed and the closest one.
+    Case("hub-unknown-login", {f"{HUB}.auth.type": "dummy"}, INVALID, (f"{HUB}.auth.type",)),
+    Case("hub-login-typo", {f"{HUB}.auth.type": "shared-password"}, INVALID, (f"{HUB}.auth.type",)),
+    Case("hub-login-without-type", {f"{HUB}.auth.type": DELETE}, INVALID, (f"{HUB}.auth.type",)),
+    # Two hubs, one hostname: one DNS name cannot point at two load balancers (nor be two OAuth callbacks).
+    Case("hubs-share-a-hostname", {"gpu-platform:labs[1]": {"name": "vision-lab", "gpuSlots": 1, "hub": SECOND_HUB}}, INVALID, ("gpu-platform:labs[1].hub.hostname",)),
+    Case("hubs-share-a-hostname-any-case", {"gpu-platform:labs[1]": {"name": "vision-lab", "gpuSlots": 1, "hub": {**SECOND_HUB, "hostname": "Hub.Learning-Lab.example.org"}}}, INVALID, ("gpu-platform:labs[1].hub.hostname",)),
+    Case("ok-two-hubs", {"gpu-platform:labs[1]": {"name": "vision-lab", "gpuSlots": 1, "hub": {**SECOND_HUB, "hostname": "hub.vision-lab.example.org"}}}, OK),
     # --- several mistakes in one file: every one is named ------------------------------------------
     Case("three-mistakes", {"aws:region": "nowhere", "gpu-platform:kubernetesVersion": "0.1", "gpu-platform:gpuSharing.replicas": 1}, INVALID, ("aws:region", "gpu-platform:kubernetesVersion", "gpu-platform:gpuSharing.replicas")),
 ]  # fmt: skip

@@ -100,6 +100,7 @@ def test_every_pool_reads_the_catalog(stack_configs: dict[str, dict[str, str]], 
 def test_nodes_within_limits_and_quota_vcpus_hand_counted() -> None:
     """g4dn.xlarge: 1 GPU, 4 vCPUs; g4dn.12xlarge: 4 GPUs, 48 vCPUs; 2 replicas, gpuLimit 4, cpuLimit 16."""
     pool = {"name": "p", "instanceTypes": ["g4dn.xlarge", "g4dn.12xlarge"], "gpuLimit": 4, "cpuLimit": 16}
+    pool["allowMixedGpuCounts"] = True  # a mixed pool, to count both types (refused without the opt-in)
     held = capacity.pool_capacity(settings := _settings([pool]), settings.karpenter.node_pools[0])
     assert [(n.instance_type, n.slots) for n in held.nodes] == [("g4dn.12xlarge", 8), ("g4dn.xlarge", 2)]
     assert held.slot_limit == 8

@@ -53,7 +53,7 @@ def test_staging_hub_loads_with_its_secrets() -> None:
         ({"adminUsers": []}, f"{HUB}.auth.adminPassword", "adminUsers"),
         ({"auth": {"type": "github", "clientId": "x", "clientSecret": "[secret]", "allowedOrganizations": ["org"]},
           "hostname": None, "adminUsers": []}, f"{HUB}.hostname", "callback"),
-        ({"auth": {"type": "dummy"}}, f"{HUB}.auth", "sharedPassword"),
+        ({"auth": {"type": "dummy"}}, f"{HUB}.auth.type", "sharedPassword"),
         ({"adminUsers": ["in structor"]}, f"{HUB}.adminUsers[0]", "username"),
     ],
 )  # fmt: skip

@@ -75,7 +75,9 @@ def test_rendered_objects_validate_against_the_crds(stack: str) -> None:
 def test_exclusive_and_instance_type_pools_validate_too() -> None:
     settings = stack_settings(
         "staging",
-        karpenter=pool_config(instanceTypes=["g5.xlarge", "g5.48xlarge"], capacityTypes=["spot", "on-demand"]),
+        karpenter=pool_config(
+            instanceTypes=["g5.xlarge", "g5.48xlarge"], capacityTypes=["spot", "on-demand"], allowMixedGpuCounts=True
+        ),
         gpuSharing={"strategy": "none", "replicas": 1},
     )
     objects = rendered_objects(settings)
@@ -130,11 +132,22 @@ def test_node_pool_requirements_and_disruption_follow_settings() -> None:
 
 
 def test_family_pools_select_by_instance_family() -> None:
+    # (A whole family mixes GPU counts: only with the opt-in. Prod's pools now list 1-GPU types.)
+    settings = stack_settings(
+        "staging", karpenter=pool_config(instanceFamilies=["g5", "g4dn"], allowMixedGpuCounts=True)
+    )
+    (pool,) = settings.karpenter.node_pools
+    requirements = _requirements(gpu_node_pool(settings, pool))
+    assert requirements["karpenter.k8s.aws/instance-family"] == ("In", ["g4dn", "g5"])
+    assert "node.kubernetes.io/instance-type" not in requirements
+
+
+def test_prod_pools_select_their_1_gpu_types() -> None:
     settings = stack_settings("prod")
     for pool in settings.karpenter.node_pools:
         requirements = _requirements(gpu_node_pool(settings, pool))
-        assert requirements["karpenter.k8s.aws/instance-family"] == ("In", sorted(pool.instance_families))
-        assert "node.kubernetes.io/instance-type" not in requirements
+        assert requirements["node.kubernetes.io/instance-type"] == ("In", sorted(pool.instance_types))
+        assert "karpenter.k8s.aws/instance-family" not in requirements
 
 
 def test_scheduled_budgets_keep_schedule_and_duration() -> None:
@@ -170,7 +183,7 @@ def test_overlay_capacity_is_gpus_times_replicas_for_1_4_and_8_gpu_types(replica
     instance_types = ["g6.xlarge", "g6.12xlarge", "g6.48xlarge"]
     settings = stack_settings(
         "staging",
-        karpenter=pool_config(instanceTypes=instance_types),
+        karpenter=pool_config(instanceTypes=instance_types, allowMixedGpuCounts=True),
         gpuSharing={"strategy": "time-slicing", "replicas": replicas},
     )
     (pool,) = settings.karpenter.node_pools
@@ -216,7 +229,9 @@ def test_pool_override_replicas_are_the_ones_used() -> None:
 
 def test_no_overlays_and_no_feature_gate_without_sharing() -> None:
     settings = stack_settings(
-        "staging", karpenter=pool_config(instanceFamilies=["g5"]), gpuSharing={"strategy": "none", "replicas": 1}
+        "staging",
+        karpenter=pool_config(instanceFamilies=["g5"], allowMixedGpuCounts=True),
+        gpuSharing={"strategy": "none", "replicas": 1},
     )
     (pool,) = settings.karpenter.node_pools
     assert karpenter_manifests.node_overlays(pool, settings.sharing_for(pool)) == []

@@ -8,12 +8,15 @@ from typing import Any
 
 import pytest
 
+from components.facts import gpu_catalog
 from components.renderers import karpenter_packing as packing
-from components.settings import StackSettings, capacity, load_settings
+from components.settings import SettingsError, StackSettings, capacity, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.conftest import PROJECT_DIR
+
+DELETE = object()
 
 
 def stack_settings(stack: str, **overrides: Any) -> StackSettings:
@@ -25,7 +28,9 @@ def stack_settings(stack: str, **overrides: Any) -> StackSettings:
 def staging_with_pool(**pool: Any) -> StackSettings:
     values = dict(read_stack_config(PROJECT_DIR, "staging").values)
     karpenter = json.loads(values["gpu-platform:karpenter"])
-    karpenter["nodePools"][0].update(pool)
+    karpenter["nodePools"][0].update({k: v for k, v in pool.items() if v is not DELETE})
+    for key in [k for k, v in pool.items() if v is DELETE]:
+        del karpenter["nodePools"][0][key]
     values["gpu-platform:karpenter"] = json.dumps(karpenter)
     return load_settings(values)
 
@@ -45,8 +50,11 @@ def test_staging_first_batch_gets_one_g4dn_xlarge_per_three_slots() -> None:
 
 
 def test_a_pool_mixing_1_and_4_gpu_types_buys_the_4_gpu_node_for_six_slots() -> None:
-    # The staging pool as it was: the 6 slots stay on one NodeClaim, whose only remaining type is 4 GPUs.
-    settings = staging_with_pool(instanceTypes=["g4dn.xlarge", "g4dn.2xlarge", "g4dn.12xlarge"])
+    # The staging pool as it was (now only with the opt-in): the 6 slots stay on one NodeClaim, whose only
+    # remaining type is 4 GPUs.
+    settings = staging_with_pool(
+        instanceTypes=["g4dn.xlarge", "g4dn.2xlarge", "g4dn.12xlarge"], allowMixedGpuCounts=True
+    )
     (row,) = _first_batch_rows(settings)
     assert [(node.instance_type, node.slots, node.options) for node in row.nodes] == [
         ("g4dn.12xlarge", 6, ("g4dn.12xlarge",))
@@ -73,19 +81,44 @@ def test_a_pod_no_type_holds_is_an_error() -> None:
         packing.pack([4], {"g4dn.xlarge": 3})
 
 
-def test_prod_pools_by_family_say_they_mix_gpu_counts() -> None:
-    # instanceFamilies take every size of a family: 1-, 4- and 8-GPU types in one pool.
+def test_prod_pools_hold_one_gpu_count_each() -> None:
+    # Prod's pools were instanceFamilies [g4dn] and [g5] (1-, 4- and 8-GPU types): now 1-GPU types only.
     settings = stack_settings("prod")
-    warnings = packing.mixed_gpu_count_warnings(settings.karpenter)
-    assert len(warnings) == len(settings.karpenter.node_pools)
-    assert all(pool.name in warning for pool, warning in zip(settings.karpenter.node_pools, warnings, strict=True))
+    assert packing.mixed_gpu_count_warnings(settings.karpenter) == []
+    for pool in settings.karpenter.node_pools:
+        assert {gpu_catalog.gpu_count(t) for t in pool.selected_instance_types} == {1}, pool.name
+
+
+@pytest.mark.parametrize(
+    ("selector", "key", "counts"),
+    [
+        ({"instanceTypes": ["g4dn.xlarge", "g4dn.12xlarge"]}, "instanceTypes", "1 GPU(s): g4dn.xlarge; 4 GPU(s)"),
+        (
+            {"instanceTypes": DELETE, "instanceFamilies": ["g5"]},
+            "instanceFamilies",
+            "4 GPU(s): g5.12xlarge, g5.24xlarge; 8",
+        ),
+    ],
+)
+def test_a_pool_mixing_gpu_counts_is_an_error_at_its_selector(selector: dict[str, Any], key: str, counts: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        staging_with_pool(**selector)
+    ((path, message),) = caught.value.problems
+    assert path == f"gpu-platform:karpenter.nodePools[0].{key}"
+    assert counts in message and "allowMixedGpuCounts: true" in message
+
+
+def test_the_opt_in_on_a_pool_of_one_gpu_count_is_an_error() -> None:
+    with pytest.raises(SettingsError) as caught:
+        staging_with_pool(allowMixedGpuCounts=True)
+    assert [path for path, _ in caught.value.problems] == ["gpu-platform:karpenter.nodePools[0].allowMixedGpuCounts"]
 
 
 def test_summary_shows_the_first_batch_and_the_mixed_pool_warning(staging_plan: Plan) -> None:
     lines = render_summary(stack_settings("staging"), staging_plan, "staging", Path("out")).splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("First batch per pool"))
     assert lines[start + 2].split() == ["g4-nodepool", "3", "3", "2", "g4dn.xlarge", "(3),", "g4dn.xlarge", "(3)"]
-    mixed = staging_with_pool(instanceTypes=["g4dn.xlarge", "g4dn.12xlarge"])
+    mixed = staging_with_pool(instanceTypes=["g4dn.xlarge", "g4dn.12xlarge"], allowMixedGpuCounts=True)
     summary = render_summary(mixed, staging_plan, "staging", Path("out"))
     assert "g4-nodepool                     3          3      1  g4dn.12xlarge (6)" in summary
     assert "WARNING: pool g4-nodepool mixes instance types with 1, 4 GPUs" in summary

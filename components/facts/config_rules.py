@@ -40,14 +40,28 @@ EMPTY_VALUE = "empty value (nothing after the colon): give a value; an empty key
 Location = tuple[str | int, ...]
 
 
+def _folded(word: str) -> str:
+    """`min_size`, `min-size`, `MinSize` and `minSize` all fold to `minsize`."""
+    return re.sub(r"[-_]", "", word).lower()
+
+
 def closest(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:
-    """The candidate nearest to `word` (a spelling hint), or None when nothing is close."""
-    matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=cutoff)
+    """The candidate nearest to `word` (a spelling hint), or None when nothing is close.
+
+    The same word in another case or spelling (`min_size` for `minSize`) comes first, whatever difflib says."""
+    candidates = list(candidates)
+    same = next((c for c in candidates if _folded(c) == _folded(word)), None)
+    if same is not None:
+        return same
+    matches = difflib.get_close_matches(word, candidates, n=1, cutoff=cutoff)
     return matches[0] if matches else None
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     hint = closest(word, candidates)
+    if hint and hint != word and _folded(hint) == _folded(word):
+        # snake_case or another spelling of a known key: keys are read by their camelCase name only.
+        return f"; did you mean '{hint}'? (keys are spelled in camelCase, as in docs/configuration.md)"
     return f"; did you mean '{hint}'?" if hint else ""
 
 
@@ -66,7 +80,7 @@ def unknown_key_hint(key: str, known_keys: Iterable[str]) -> str:
         )
     by_name = {known.partition(":")[2]: known for known in known_keys}
     hint = closest(name, by_name)
-    return f"; did you mean '{by_name[hint]}'?" if hint else ""
+    return did_you_mean(name, by_name).replace(f"'{hint}'", f"'{by_name[hint]}'", 1) if hint else ""
 
 
 def namespace_problems(keys: Iterable[str], known_keys: tuple[str, ...]) -> list[tuple[str, str]]:

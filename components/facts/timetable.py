@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
@@ -149,6 +149,17 @@ def buffer_profile(base: int, sessions: Sequence[Session], lead_minutes: int) ->
 def held_profile(base: int, sessions: Sequence[Session], lead_minutes: int) -> list[int]:
     """Slots the pool holds per local minute: warm slots plus the learners of every session in its window."""
     return _week_profile(base, ((a, b, x.learners) for x in sessions for a, b in windows(x, lead_minutes)))
+
+
+def in_class_profile(base: int, sessions: Sequence[Session], utc_offset: Mapping[str, int]) -> list[int]:
+    """GPU slots a lab's learners hold per minute of the week: `base` (e.g. the demo's pods) plus each session's
+    learners from its start to its end (no lead time: the buffer's placeholders are not the lab's pods), on the
+    UTC clock given each zone's offset, so sessions in several zones are compared on one clock."""
+    return _week_profile(
+        base,
+        ((s - utc_offset[x.timezone], s - utc_offset[x.timezone] + x.duration_minutes, x.learners)
+         for x in sessions for s in x.starts),
+    )  # fmt: skip
 
 
 def change_points(profile: Sequence[int]) -> list[tuple[int, int]]:

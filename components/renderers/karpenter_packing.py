@@ -132,17 +132,22 @@ def first_batch_rows(
 
 
 def mixed_gpu_count_warnings(karpenter: KarpenterSettings) -> list[str]:
-    """One warning per pool whose instance types differ in physical GPU count (the packing risk)."""
+    """One warning per pool whose instance types differ in physical GPU count (the packing risk).
+
+    Only a pool with `allowMixedGpuCounts: true` gets here: the settings refuse any other mixed pool."""
     if not karpenter.enabled:
         return []
     warnings = []
     for pool in karpenter.node_pools:
+        if not pool.allow_mixed_gpu_counts:
+            continue
         counts = sorted({gpu_catalog.gpu_count(t) for t in pool.selected_instance_types})
         if len(counts) > 1:
             largest = max(pool.selected_instance_types, key=price_rank)
             warnings.append(
                 f"WARNING: pool {pool.name} mixes instance types with {', '.join(map(str, counts))} GPUs: a batch of "
                 f"pending pods larger than one small node's slots stays on one NodeClaim and can launch as {largest} "
-                "(Karpenter fills an in-flight NodeClaim while any type still fits); split the pool by GPU count"
+                "(Karpenter fills an in-flight NodeClaim while any type still fits); allowMixedGpuCounts is true: split the "
+                "pool by GPU count"
             )
     return warnings

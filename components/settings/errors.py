@@ -11,7 +11,6 @@ from pydantic import BaseModel, ValidationError
 
 from components.facts import config_rules
 from components.facts.constants import PROJECT
-from components.settings.hub import HUB_AUTH_TYPES
 
 REGION_KEY = "aws:region"
 NAMESPACE = f"{PROJECT}:"
@@ -46,14 +45,50 @@ def problems_from(exc: ValidationError, root: type[BaseModel]) -> list[tuple[str
                 for key, index in re.findall(r"(\w+)|\[(\d+)\]", head)
             ]
             message = rest
-        location = _without_union_tags(schema_location)
+        if error["type"] in _UNION_TAG_ERRORS:
+            # pydantic names the union's own key (`hub.auth`); the mistake is in its discriminator (`auth.type`).
+            union = config_rules.schema_at(root, schema_location) or {}
+            schema_location.append(union.get("discriminator", {}).get("propertyName", "type"))
+        location = _without_union_tags(schema_location, root)
         problems.append((key_path(location), _with_allowed(error, message, schema_location, root)))
-    return problems
+    return without_respelled_missing(problems)
 
 
-def _without_union_tags(location: list[Any]) -> list[Any]:
-    """pydantic names the chosen member of a tagged union (`auth.sharedPassword.password`): not a config key."""
-    return [part for i, part in enumerate(location) if not (i and location[i - 1] == "auth" and part in HUB_AUTH_TYPES)]
+def without_respelled_missing(problems: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`gpuSlots: required` next to `gpu_slots: unknown key; did you mean 'gpuSlots'?` says one thing twice."""
+    hinted = set()
+    for path, message in problems:
+        found = re.match(r"unknown key; did you mean '([^']+)'\? \(keys are spelled in camelCase", message)
+        if found:
+            parent, dot, _ = path.rpartition(".")
+            hinted.add(f"{parent}{dot}{found.group(1)}" if dot else found.group(1))
+    return [(path, message) for path, message in problems if not (message == "required" and path in hinted)]
+
+
+def _without_union_tags(location: list[Any], root: type[BaseModel]) -> list[Any]:
+    """pydantic names the chosen member of a tagged union (`auth.sharedPassword.password`): not a config key.
+
+    Any tagged union of the model, found in its JSON schema (a `discriminator`), so new unions need no entry here."""
+    kept = []
+    for i, part in enumerate(location):
+        parent = config_rules.schema_at(root, location[:i]) if i else None
+        if not (parent and part in parent.get("discriminator", {}).get("mapping", {})):
+            kept.append(part)
+    return kept
+
+
+_UNION_TAG_ERRORS = ("union_tag_invalid", "union_tag_not_found")
+
+
+def _union_tag_words(kind: str, got: Any, union: dict[str, Any]) -> str:
+    """'must be one of ...' for a tagged union's discriminator, with the closest tag when one is near."""
+    tags = list(union.get("discriminator", {}).get("mapping", {}))
+    allowed = ", ".join(f"'{tag}'" for tag in tags)
+    if kind == "union_tag_not_found":
+        return f"required: one of {allowed}"
+    # A lower cutoff than for keys: the tags are few, and any near one is a better start than the list alone.
+    hint = config_rules.closest(str(got), tags, cutoff=0.3)
+    return f"must be one of {allowed} (got {got!r}" + (f"; did you mean '{hint}'?)" if hint else ")")
 
 
 _TYPE_WORDS = {
@@ -76,6 +111,8 @@ _RANGE_ERRORS = (
 def _with_allowed(error: Any, message: str, location: list[Any], root: type[BaseModel]) -> str:
     ctx = error.get("ctx") or {}
     kind, got = error["type"], error.get("input")
+    if kind in _UNION_TAG_ERRORS:
+        return _union_tag_words(kind, ctx.get("tag"), config_rules.schema_at(root, location[:-1]) or {})
     if kind == "literal_error" and "expected" in ctx:
         choices = re.findall(r"'([^']*)'", ctx["expected"])
         by_case = {choice.lower(): choice for choice in choices}

@@ -35,6 +35,7 @@ _DURATION = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
 _IMAGE_REF = re.compile(
     r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+(:[A-Za-z0-9._-]+(@sha256:[a-f0-9]{64})?|@sha256:[a-f0-9]{64})$"
 )
+_DIGEST = re.compile(r"@sha256:[a-f0-9]{64}$")
 _PRINCIPAL_ARN = re.compile(r"^arn:aws(-[a-z]+)*:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]{1,512}$")
 
 
@@ -52,12 +53,41 @@ def _duration(value: str) -> str:
     return value
 
 
+def _registry_host(value: str) -> str:
+    """The image's first path component must be a registry host: GPU nodes pre-pull with `ctr images pull`,
+    which, unlike Docker, never adds `docker.io/` (containerd/containerd#6127: "the image reference has to
+    be full path"). A host is what distribution/reference `splitDockerDomain` (normalize.go) takes as one:
+    a name with a '.' or a ':port', or `localhost`; `tensorflow/tensorflow:2.12.0-gpu` has none."""
+    first, slash, _ = value.partition("/")
+    if not slash or not ("." in first or ":" in first or first == "localhost"):
+        raise ValueError(
+            f"must be a fully qualified image starting with its registry host, e.g. docker.io/{value} "
+            f"(got {value!r}); GPU nodes pre-pull it with `ctr images pull`, which adds no default registry"
+        )
+    return value
+
+
 def _pinned_image(value: str) -> str:
-    """A fully qualified image with a tag and/or a digest (`:latest` only with a digest)."""
+    """A fully qualified image (registry host first, e.g. docker.io/org/image) with a tag and/or a digest
+    (`:latest` only with a digest)."""
+    _registry_host(value)
     if not _IMAGE_REF.match(value):
-        raise ValueError("must be a fully qualified image with a tag or digest, e.g. docker.io/org/image:1.2.3")
+        raise ValueError(
+            f"must be a fully qualified image with a tag or digest, e.g. docker.io/org/image:1.2.3 (got {value!r})"
+        )
     if value.endswith(":latest"):
         raise ValueError("must be pinned: ':latest' is not allowed")
+    return value
+
+
+def _digest_image(value: str) -> str:
+    """A fully qualified image (registry host first) pinned by digest: `registry/repo[:tag]@sha256:<64 hex>`."""
+    _pinned_image(value)
+    if not _DIGEST.search(value):
+        raise ValueError(
+            "must be an image pinned by digest, e.g. quay.io/jupyter/pytorch-notebook:cuda12-2025-06-02@sha256:<64 hex> "
+            f"(got {value!r})"
+        )
     return value
 
 
@@ -175,7 +205,9 @@ _kubernetes_version.__doc__ = f"One of {', '.join(SUPPORTED_KUBERNETES_VERSIONS)
 
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
 Duration = Annotated[str, AfterValidator(_duration)]
+# Every image the config takes is one of these two (a new image key too): GPU nodes may pre-pull it.
 PinnedImage = Annotated[str, AfterValidator(_pinned_image)]
+DigestImage = Annotated[str, AfterValidator(_digest_image)]
 GpuInstanceType = Annotated[str, AfterValidator(_gpu_instance_type)]
 GpuFamily = Annotated[str, AfterValidator(_gpu_family)]
 PrincipalArn = Annotated[str, AfterValidator(_principal_arn)]
@@ -211,6 +243,9 @@ class SettingsModel(BaseModel):
     Each field's attribute docstring (the string right under it) is its description in the generated
     configuration reference (`python -m offline.config_reference`, docs/configuration.md), which reads it from
     the source; pydantic's `use_attribute_docstrings` would parse every model's source on every run.
+
+    `populate_by_name` is for the program's own models (defaults, `model_copy`); a stack file is validated by
+    alias only (`loading.load_settings`), so `min_size` there is an unknown key, at every level, new keys too.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True)

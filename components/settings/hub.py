@@ -7,10 +7,8 @@ from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, Field, model_validator
 
-from components.settings.fields import DnsLabel, SettingsModel, matching
+from components.settings.fields import DigestImage, DnsLabel, SettingsModel, matching
 
-# An image pinned by digest (the tag is for humans): what the hub spawns and every GPU node pre-pulls.
-_DIGEST_IMAGE = re.compile(r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+(:[A-Za-z0-9._-]+)?@sha256:[a-f0-9]{64}$")
 _ACM_CERTIFICATE_ARN = re.compile(r"^arn:aws(-[a-z]+)*:acm:([a-z0-9-]+):[0-9]{12}:certificate/[0-9a-f-]{36}$")
 _HUB_USERNAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._@-]{0,63}$")
 _HOSTNAME = re.compile(r"^(?=.{1,253}$)([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]{2,63}$")
@@ -19,15 +17,6 @@ REDACTED_SECRET = "[secret]"
 # JupyterHub 5.5.0 jupyterhub/authenticators/shared.py: _USER_PASSWORD_MIN_LENGTH, _ADMIN_PASSWORD_MIN_LENGTH.
 SHARED_PASSWORD_MIN_LENGTH = 8
 ADMIN_PASSWORD_MIN_LENGTH = 32
-
-
-def _digest_image(value: str) -> str:
-    if not _DIGEST_IMAGE.match(value):
-        raise ValueError(
-            "must be an image pinned by digest, e.g. quay.io/jupyter/pytorch-notebook:cuda12-2025-06-02@sha256:<64 hex> "
-            f"(got {value!r})"
-        )
-    return value
 
 
 def _secret_of_length(minimum: int) -> AfterValidator:
@@ -114,7 +103,8 @@ class HubSettings(SettingsModel):
     """ACM certificate for TLS on the load balancer, in the stack's region; required unless `internal`."""
     internal: bool = False
     """true: an internal load balancer (reachable from the VPC only) instead of an internet-facing one."""
-    image: Annotated[str, AfterValidator(_digest_image)]
+    # Pinned by digest (the tag is for humans): what the hub spawns and every GPU node pre-pulls.
+    image: DigestImage
     """The notebook image, pinned by digest; GPU nodes pre-pull it."""
     idle_minutes: Annotated[int, Field(ge=5, le=1440)] = 30
     """Minutes without activity after which a notebook is stopped and its GPU slot freed (5-1440)."""

@@ -88,6 +88,10 @@ class NodePoolSettings(SettingsModel):
     """GPU families the pool may launch; set this or instanceTypes, not both."""
     instance_types: list[GpuInstanceType] = []
     """GPU instance types the pool may launch; set this or instanceFamilies, not both."""
+    allow_mixed_gpu_counts: bool = False
+    """true: the pool may mix instance types with different GPU counts (e.g. g4dn.xlarge and g4dn.12xlarge).
+    Off by default: one batch of pending pods can then launch the largest type (docs/gpu-health.md
+    "No accidental big nodes"); without it, such a pool is an error naming the counts found."""
     capacity_types: Annotated[list[Literal["on-demand", "spot"]], Field(min_length=1)] = ["on-demand"]
     """On-demand and/or spot."""
     architectures: Annotated[list[Literal["amd64"]], Field(min_length=1)] = ["amd64"]
@@ -127,6 +131,22 @@ class NodePoolSettings(SettingsModel):
     def _one_selector(self) -> Self:
         if bool(self.instance_families) == bool(self.instance_types):
             raise ValueError("set exactly one of instanceFamilies or instanceTypes")
+        key = "instanceTypes" if self.instance_types else "instanceFamilies"
+        by_count: dict[int, list[str]] = {}
+        for instance_type in self.selected_instance_types:
+            by_count.setdefault(gpu_catalog.gpu_count(instance_type), []).append(instance_type)
+        if len(by_count) > 1 and not self.allow_mixed_gpu_counts:
+            found = "; ".join(f"{count} GPU(s): {', '.join(types)}" for count, types in sorted(by_count.items()))
+            raise ValueError(
+                f"{key}: mixes GPU counts ({found}); a batch of pending pods can then launch the largest type "
+                "(Karpenter fills one NodeClaim while any type still fits): list types of one GPU count "
+                "(instanceTypes), one pool per GPU count, or set allowMixedGpuCounts: true"
+            )
+        if len(by_count) == 1 and self.allow_mixed_gpu_counts:
+            (count,) = by_count
+            raise ValueError(
+                f"allowMixedGpuCounts: ignored, every instance type of the pool has {count} GPU(s); remove it"
+            )
         return self
 
     @property

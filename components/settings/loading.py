@@ -10,7 +10,14 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
 from components.facts import config_rules
-from components.settings.errors import NAMESPACE, REGION_KEY, SettingsError, key_path, problems_from
+from components.settings.errors import (
+    NAMESPACE,
+    REGION_KEY,
+    SettingsError,
+    key_path,
+    problems_from,
+    without_respelled_missing,
+)
 from components.settings.hub import HUB_SECRET_FIELDS, REDACTED_SECRET
 from components.settings.stack import StackSettings
 
@@ -54,7 +61,9 @@ def load_settings(raw_config: Mapping[str, str], secret_keys: Iterable[str] = ()
     for location, message in config_rules.ignored_settings(values):
         problems.append((key_path(list(location)), message))
     try:
-        settings = StackSettings.model_validate(values)
+        # By alias only: `populate_by_name` lets the program build models by field name, but a stack file's
+        # snake_case spelling (`min_size`) is an unknown key, reported with its camelCase name.
+        settings = StackSettings.model_validate(values, by_alias=True, by_name=False)
     except ValidationError as exc:
         # A key already reported (empty, secret, ignored) is not reported again by the model.
         reported = [path for path, _ in problems]
@@ -62,7 +71,7 @@ def load_settings(raw_config: Mapping[str, str], secret_keys: Iterable[str] = ()
     else:
         problems += _clear_text_hub_secrets(settings, secrets)
     if problems:
-        raise SettingsError(problems)
+        raise SettingsError(without_respelled_missing(problems))
     return settings
 
 

@@ -6,9 +6,10 @@ into the error's location. The first rule that fails is the one reported, so the
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
-from components.facts import gpu_catalog, node_allocatable, quantity
+from components.facts import gpu_catalog, node_allocatable, quantity, timetable
 from components.facts.constants import DEMO_POD_REQUESTS
 from components.settings import rules_hub, rules_pools
 from components.settings.labs import LabSettings
@@ -102,7 +103,9 @@ def labs_fit_the_cluster(settings: StackSettings) -> None:
                 f"lab '{demo_lab.name}' has gpuSlots {demo_lab.gpu_slots}"
             )
         _check_demo_fits_lab_quota(settings.demo.replicas, demo_lab, settings.labs.index(demo_lab))
-        _check_sessions_fit_beside_the_demo(settings.demo.replicas, demo_lab, settings.labs.index(demo_lab))
+    for index, lab in enumerate(settings.labs):
+        demo_pods = settings.demo.replicas if settings.demo.enabled and settings.demo.namespace == lab.name else 0
+        _check_sessions_fit_the_lab(demo_pods, lab, index)
 
 
 def _check_demo_fits_lab_quota(replicas: int, lab: LabSettings, index: int) -> None:
@@ -120,12 +123,39 @@ def _check_demo_fits_lab_quota(replicas: int, lab: LabSettings, index: int) -> N
             )
 
 
-def _check_sessions_fit_beside_the_demo(replicas: int, lab: LabSettings, index: int) -> None:
-    """The demo's pods hold GPU slots of their lab's quota all week: a class must fit in what is left."""
-    for number, session in enumerate(lab.sessions):
-        if session.learners + replicas > lab.gpu_slots:
-            raise ValueError(
-                f"labs.{index}.sessions.{number}.learners: {session.learners} learners beside the demo's {replicas} "
-                f"pods (demo.replicas, running in this lab) need {session.learners + replicas} GPU slots; "
-                f"gpu-platform:labs[{index}].gpuSlots is {lab.gpu_slots}: raise gpuSlots or lower learners"
-            )
+def _check_sessions_fit_the_lab(demo_pods: int, lab: LabSettings, index: int) -> None:
+    """The lab's sessions in class at once, beside the demo's pods (which hold their slots all week), fit gpuSlots.
+
+    The lab's ResourceQuota (requests.nvidia.com/gpu = gpuSlots) would refuse the learners beyond it. Sessions in
+    several time zones are compared under every pair of their zones' UTC offsets (standard and daylight time)."""
+    sessions = [
+        timetable.Session(lab.name, f"labs.{index}.sessions.{j}", s.node_pool or "", s.schedule, s.timezone,
+                          s.duration_minutes, s.learners)
+        for j, s in enumerate(lab.sessions)
+    ]  # fmt: skip
+    if not sessions:
+        return
+    zones = sorted({s.timezone for s in sessions})
+    # One zone: its own clock (offset 0); several: each combination of their offsets, on the UTC clock.
+    offset_sets = [(0,)] if len(zones) == 1 else [timetable.utc_offsets(zone) for zone in zones]
+    for offsets in itertools.product(*offset_sets):
+        shift = dict(zip(zones, offsets, strict=True))
+        profile = timetable.in_class_profile(demo_pods, sessions, shift)
+        peak = max(profile, default=0)
+        if peak <= lab.gpu_slots:
+            continue
+        minute = profile.index(peak)
+        at_peak = [
+            s for s in sessions
+            if any((minute - (start - shift[s.timezone])) % timetable.WEEK < s.duration_minutes for start in s.starts)
+        ]  # fmt: skip
+        offsets_said = ", ".join(f"{zone} at UTC{shift[zone] / 60:+g}h" for zone in zones)
+        clock = zones[0] if len(zones) == 1 else f"UTC (when {offsets_said})"
+        when = f"{timetable.DAY_NAMES[minute // timetable.DAY]} {minute % timetable.DAY // 60:02d}:{minute % 60:02d}"
+        together = " + ".join(f"{s.learners} (sessions[{s.key.rpartition('.')[2]}])" for s in at_peak)
+        demo = f" + the demo's {demo_pods} pods (demo.replicas, in this lab)" if demo_pods else ""
+        raise ValueError(
+            f"{at_peak[-1].key}.learners: on {when} {clock} these sessions are in class together: {together} "
+            f"learners{demo} need {peak} GPU slots; gpu-platform:labs[{index}].gpuSlots is {lab.gpu_slots}: raise "
+            f"gpuSlots to at least {peak}, lower learners, or move a session"
+        )

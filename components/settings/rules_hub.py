@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 def hubs_fit_the_cluster(settings: StackSettings) -> None:
     """Every lab's hub: known pools, room in the lab's quota, images to pre-pull, a certificate in the region."""
+    _check_hostnames_once(settings)
     pool_names = [pool.name for pool in settings.karpenter.node_pools] if settings.karpenter.enabled else []
     for index, lab in enumerate(settings.labs):
         hub = lab.hub
@@ -43,6 +44,22 @@ def hubs_fit_the_cluster(settings: StackSettings) -> None:
                     f"{key}.certificateArn: the certificate is in {region}; the load balancer needs one in "
                     f"{settings.region} (ACM certificates are regional)"
                 )
+
+
+def _check_hostnames_once(settings: StackSettings) -> None:
+    """Each hub its own hostname: two hubs on one name would share its DNS record and OAuth callback URL."""
+    claimed: dict[str, int] = {}
+    for index, lab in enumerate(settings.labs):
+        if lab.hub is None or lab.hub.hostname is None:
+            continue
+        name = lab.hub.hostname.lower()  # DNS names are case-insensitive
+        if name in claimed:
+            raise ValueError(
+                f"labs.{index}.hub.hostname: '{lab.hub.hostname}' is already gpu-platform:labs[{claimed[name]}]"
+                ".hub.hostname; each hub needs a hostname of its own (its own CNAME to its own load balancer, "
+                "and its own OAuth callback URL)"
+            )
+        claimed[name] = index
 
 
 def _check_hub_quota(settings: StackSettings, lab: LabSettings, key: str) -> None:
@@ -81,3 +98,28 @@ def _check_hub_outlives_expiry(settings: StackSettings, hub: HubSettings, key: s
                 f"maxHours + {timetable.SESSION_POD_GRACE_SECONDS}s; set it to at least "
                 f"{timetable.format_minutes(-(-needed // 60))}, lower maxHours, or leave the pool out of {key}.pools"
             )
+
+
+def hub_warnings(settings: StackSettings) -> list[tuple[str, str]]:
+    """`(key path, message)` for a hub whose maxHours is shorter than a class of its own lab.
+
+    A warning, not an error: the config works (the hub stops the notebook at maxHours, however busy, and the
+    learner may start a new one while a slot is free), and a short cap can be meant (a class with a break,
+    slots freed sooner). An error is kept for what a receiver refuses or what breaks without a sign."""
+    found = []
+    for index, lab in enumerate(settings.labs):
+        if lab.hub is None or not lab.sessions:
+            continue
+        longest = max(range(len(lab.sessions)), key=lambda j: lab.sessions[j].duration_minutes)
+        session = lab.sessions[longest]
+        if session.duration_minutes > lab.hub.max_hours * 60:
+            found.append(
+                (
+                    f"gpu-platform:labs[{index}].hub.maxHours",
+                    f"{lab.hub.max_hours}h is shorter than gpu-platform:labs[{index}].sessions[{longest}].duration "
+                    f"{session.duration}: the hub stops a learner's notebook {lab.hub.max_hours}h into the class, "
+                    f"however busy; raise maxHours to at least {-(-session.duration_minutes // 60)} if that is "
+                    "not meant",
+                )
+            )
+    return found
