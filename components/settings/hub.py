@@ -134,6 +134,9 @@ class HubSettings(SettingsModel):
                 raise ValueError("auth.adminPassword: required with adminUsers (JupyterHub's shared-password login)")
             if self.auth.admin_password is not None and not self.admin_users:
                 raise ValueError("auth.adminPassword: set adminUsers too, or remove it")
+            # JupyterHub 5.5.0 jupyterhub/authenticators/shared.py _validate_admin_password refuses it at start.
+            if self.auth.admin_password == self.auth.password != REDACTED_SECRET:
+                raise ValueError("auth.adminPassword: must differ from auth.password (JupyterHub refuses the same one)")
         repeated = sorted({u for u in self.admin_users if self.admin_users.count(u) > 1})
         if repeated:
             raise ValueError(f"adminUsers: each user once: {repeated}")
