@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from components.facts import constants
-from components.renderers import access_entries
+from components.renderers import access_entries, hub_database
 from components.renderers.gpu_quota import quota_needs
 from components.settings import SettingsError, StackSettings, capacity, load_settings
 from offline.config_files import StackFileError, read_stack_config
@@ -255,6 +255,8 @@ def pinned_addons(settings: StackSettings) -> list[tuple[str, str]]:
         pinned.append((constants.CLOUDWATCH_OBSERVABILITY_ADDON, constants.CLOUDWATCH_OBSERVABILITY_ADDON_VERSION))
     if any(lab.hub is not None for lab in settings.labs):
         pinned.append((constants.EFS_CSI_ADDON, constants.EFS_CSI_ADDON_VERSION))
+    if hub_database.needs_block_volumes(settings.labs):
+        pinned.append((constants.EBS_CSI_ADDON, constants.EBS_CSI_ADDON_VERSION))
     return pinned
 
 

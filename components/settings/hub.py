@@ -122,6 +122,10 @@ class HubSettings(SettingsModel):
     """Hours after which a notebook is stopped however busy (1-168)."""
     pools: Annotated[list[DnsLabel], Field(max_length=20)] | None = None
     """Karpenter node pools offered as GPU profiles; default: every pool."""
+    database: Literal["sqliteVolume", "sqliteMemory"] = "sqliteVolume"
+    """Where the hub keeps its SQLite database: `sqliteVolume`, an encrypted gp3 EBS volume of its own (the EBS CSI
+    add-on; never the EFS home file system: SQLite must not live on NFS); `sqliteMemory`, in the hub's memory only:
+    no volume, but every restart forgets users, tokens and running servers (a one-off demo)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
