@@ -543,3 +543,21 @@ def test_sqlite_memory_only_when_the_operator_asks(settings: dict[str, StackSett
     assert merged_values(memory, lab)["hub"]["db"]["type"] == "sqlite-memory"
     assert not hub_database.needs_block_volumes(memory.labs)  # no EBS add-on, no StorageClass
     assert hub_database.needs_block_volumes(staging.labs)
+
+
+def test_learners_sqlite_files_stay_off_the_efs_home(settings: dict[str, StackSettings]) -> None:
+    """IPython's history, the file-id database and the signatures database: configured onto the container's disk."""
+    for case, stack_settings, lab, profile in notebook_cases(settings):
+        files = merged_values(stack_settings, lab)["singleuser"]["extraFiles"]
+        paths = [
+            files["ipython-sqlite"]["data"]["HistoryManager"]["hist_file"],
+            files["jupyter-server-sqlite"]["data"]["BaseFileIdManager"]["db_path"],
+            files["jupyter-server-sqlite"]["data"]["NotebookNotary"]["db_file"],
+        ]
+        assert all(p.startswith(hub_database.NOTEBOOK_LOCAL_DIR + "/") for p in paths), case
+        pod = hub_notebook_pod.notebook_pod(lab, profile)
+        mounts = {m["mountPath"]: m for m in pod["spec"]["containers"][0]["volumeMounts"]}
+        assert all(not p.startswith(hub_values.HOME_MOUNT_PATH) and p not in mounts for p in paths), case
+        # Each config file is where IPython and jupyter_core look (SYSTEM_CONFIG_DIRS / SYSTEM_CONFIG_PATH).
+        assert mounts["/usr/local/etc/ipython/ipython_config.json"]["name"] == "files"
+        assert mounts["/usr/local/etc/jupyter/jupyter_server_config.json"]["name"] == "files"

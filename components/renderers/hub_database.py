@@ -8,7 +8,13 @@ encrypted gp3 EBS volume from the EBS CSI driver (kubernetes-sigs/aws-ebs-csi-dr
 the volume where the hub pod is first scheduled, and the scheduler keeps the hub in that zone afterwards.
 `sqlite-memory` only when the operator sets `hub.database: sqliteMemory`.
 
-The learners' own SQLite files stay off the EFS homes too: see `notebook_sqlite_env`.
+The learners' own SQLite files stay off the EFS homes too (`notebook_sqlite_files`): by default IPython's history,
+jupyter_server_fileid's file ids and nbformat's notebook signatures live under the home directory
+(2i2c-org/infrastructure#2245), so the chart's `singleuser.extraFiles` mounts two config files that move them to the
+container's own disk, in directories both programs read at start (the config search paths at the versions the
+pinned quay.io/jupyter/pytorch-notebook:cuda12-python-3.12 image resolves: IPython 9.x
+`IPython/core/application.py` SYSTEM_CONFIG_DIRS; jupyter_core 5.x `jupyter_core/paths.py` SYSTEM_CONFIG_PATH).
+The history lasts as long as the pod; the file ids and trust signatures are rebuilt on demand.
 
 Pure: settings in, dicts out.
 """
@@ -56,4 +62,29 @@ def database_storage_class() -> Manifest:
         "reclaimPolicy": "Retain",
         "volumeBindingMode": "WaitForFirstConsumer",
         "allowVolumeExpansion": True,
+    }
+
+
+def notebook_sqlite_files() -> Manifest:
+    """The chart's `singleuser.extraFiles`: each learner's SQLite files on the container's disk, not the EFS home.
+
+    - `HistoryManager.hist_file` (IPython/core/history.py, IPython 9.x): the history of every kernel and shell,
+      read from `ipython_config` in /usr/local/etc/ipython by every IPython application, the kernel included.
+    - `BaseFileIdManager.db_path` (jupyter_server_fileid/manager.py, 0.10.0: absolute or `:memory:`) and
+      `NotebookNotary.db_file` (nbformat/sign.py, 5.x), read from `jupyter_server_config` in
+      /usr/local/etc/jupyter by the single-user server (beside the image's own /etc/jupyter file).
+    """
+    local = NOTEBOOK_LOCAL_DIR
+    return {
+        "ipython-sqlite": {
+            "mountPath": "/usr/local/etc/ipython/ipython_config.json",
+            "data": {"HistoryManager": {"hist_file": f"{local}/ipython_history.sqlite"}},
+        },
+        "jupyter-server-sqlite": {
+            "mountPath": "/usr/local/etc/jupyter/jupyter_server_config.json",
+            "data": {
+                "BaseFileIdManager": {"db_path": f"{local}/file_id_manager.db"},
+                "NotebookNotary": {"db_file": f"{local}/nbsignatures.db"},
+            },
+        },
     }
