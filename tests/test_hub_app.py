@@ -59,10 +59,11 @@ def chart_defaults() -> dict[str, Any]:
     return loaded
 
 
-def with_oidc(settings: StackSettings) -> tuple[StackSettings, LabSettings]:
+def changed_hub(settings: StackSettings, **hub: Any) -> tuple[StackSettings, LabSettings]:
+    """The stack with its first hub's keys changed, validated again as a whole."""
     dumped = settings.model_dump(by_alias=True, exclude_none=True)
     lab = next(x for x in dumped["labs"] if "hub" in x)
-    lab["hub"] = {**lab["hub"], "auth": OIDC, "hostname": "hub.example.org", "adminUsers": ["teacher@example.org"]}
+    lab["hub"] = {**lab["hub"], **hub}
     changed = StackSettings.model_validate(dumped)
     return changed, next(x for x in changed.labs if x.name == lab["name"])
 
@@ -121,7 +122,8 @@ def hubs(stack_configs: dict[str, dict[str, str]], tmp_path_factory: pytest.Temp
     settings = {stack: load_settings(config) for stack, config in stack_configs.items()}
     shipped = {stack: next(lab for lab in s.labs if lab.hub is not None) for stack, s in settings.items()}
     cases = {"staging": (settings["staging"], shipped["staging"]), "prod": (settings["prod"], shipped["prod"]),
-             "oidc": with_oidc(settings["staging"])}  # fmt: skip
+             "oidc": changed_hub(settings["staging"], auth=OIDC, hostname="hub.example.org",
+                                 adminUsers=["teacher@example.org"])}  # fmt: skip
     runs: dict[str, tuple[LabSettings, dict[str, Any], list[str]]] = {}
     for case, (stack_settings, lab) in cases.items():
         assert lab.hub is not None
@@ -136,6 +138,8 @@ def hubs(stack_configs: dict[str, dict[str, str]], tmp_path_factory: pytest.Temp
     short = json.loads(json.dumps(staging_values))
     short["hub"]["config"]["SharedPasswordAuthenticator"]["admin_password"] = "a" * (ADMIN_PASSWORD_MIN_LENGTH - 1)
     runs["short-admin-password"] = (staging_lab, short, [])
+    memory_settings, memory_lab = changed_hub(settings["staging"], database="sqliteMemory")
+    runs["sqlite-memory"] = (memory_lab, decrypted_values(memory_settings, memory_lab), [])
     return {"cases": cases, "runs": start_hubs(runs, tmp_path_factory.mktemp("hubs"))}
 
 
@@ -152,7 +156,6 @@ def test_each_login_type_loads_in_the_real_hub(hubs: dict[str, Any]) -> None:
         assert report["authenticator"] == expected[case] and report["spawner"] == "KubeSpawner"
         assert report["admin_users"] == sorted(lab.hub.admin_users), case
         assert report["spawner_namespace"] == lab.name
-        assert report["db_url"] == "sqlite:///jupyterhub.sqlite"  # on the hub's own PVC (hub.db.type sqlite-pvc)
 
 
 def test_the_authenticators_decide_logins(hubs: dict[str, Any]) -> None:
@@ -182,3 +185,12 @@ def test_the_hub_refuses_what_the_real_classes_refuse(hubs: dict[str, Any]) -> N
     assert code != 0 and "requires GenericOAuthenticator.manage_groups to also be set" in err
     code, err, _ = hubs["runs"]["short-admin-password"]
     assert code != 0 and "admin_password" in err and str(ADMIN_PASSWORD_MIN_LENGTH) in err
+
+
+def test_the_hub_database_is_where_the_settings_say(hubs: dict[str, Any]) -> None:
+    """sqliteVolume: the chart's sqlite-pvc, a file in the hub's working directory (the volume's mount);
+    sqliteMemory: the chart's sqlite-memory."""
+    assert {hubs["runs"][case][2]["db_url"] for case in hubs["cases"]} == {"sqlite:///jupyterhub.sqlite"}
+    code, err, report = hubs["runs"]["sqlite-memory"]
+    assert code == 0, err[-3000:]
+    assert report["db_url"] == "sqlite://"
