@@ -3,8 +3,8 @@
 JupyterHub's docs say SQLite must not be used on NFS (jupyterhub/jupyterhub docs/source/explanation/database.md;
 "database is locked": jupyterhub/zero-to-jupyterhub-k8s#872). So the chart's `hub.db` (type `sqlite-pvc`, the
 chart's jupyterhub_config.py @ 4.4.0 then sets `db_url sqlite:///jupyterhub.sqlite` in the PVC's mount) asks for an
-encrypted gp3 EBS volume from the EBS CSI driver (kubernetes-sigs/aws-ebs-csi-driver docs/parameters.md @ v1.64.0:
-`type`, `encrypted`, `csi.storage.k8s.io/fstype`). EBS volumes live in one zone: `WaitForFirstConsumer` creates
+encrypted gp3 EBS volume from the EBS CSI driver (kubernetes-sigs/aws-ebs-csi-driver @ v1.64.0, parameters.md in
+its docs folder: `type`, `encrypted`, `csi.storage.k8s.io/fstype`). EBS volumes live in one zone: `WaitForFirstConsumer` creates
 the volume where the hub pod is first scheduled, and the scheduler keeps the hub in that zone afterwards.
 `sqlite-memory` only when the operator sets `hub.database: sqliteMemory`.
 
