@@ -149,7 +149,8 @@ async def _load(config_file: Path, request: dict[str, Any]) -> dict[str, Any]:
             report["logins"][name] = await _oauth_login(authenticator, name, groups)
     async with ApiClient() as client:
         for profile in request["profiles"]:
-            # A new user per profile, as in the synth's Pods (a spawner keeps the traits a profile set).
+            # A fresh spawner per profile, as per spawn in the hub (jupyterhub/user.py @ 5.5.0 `User.stop` pops the
+            # stopped spawner; one that loaded a profile keeps its traits).
             orm_user = orm.User(name=request["learner"])
             app.db.add(orm_user)
             app.db.commit()
