@@ -42,7 +42,7 @@ from typing import Any
 import jsonschema
 
 from components.facts import constants
-from components.renderers import access_entries
+from components.renderers import access_entries, hub_database
 from components.renderers.gpu_quota import quota_needs
 from components.renderers.observability_config import (
     cloudwatch_observability_configuration,
@@ -265,6 +265,8 @@ def pinned_addons(settings: StackSettings) -> list[tuple[str, str]]:
         pinned.append((constants.CLOUDWATCH_OBSERVABILITY_ADDON, constants.CLOUDWATCH_OBSERVABILITY_ADDON_VERSION))
     if any(lab.hub is not None for lab in settings.labs):
         pinned.append((constants.EFS_CSI_ADDON, constants.EFS_CSI_ADDON_VERSION))
+    if hub_database.needs_block_volumes(settings.labs):
+        pinned.append((constants.EBS_CSI_ADDON, constants.EBS_CSI_ADDON_VERSION))
     return pinned
 
 

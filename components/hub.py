@@ -8,6 +8,7 @@ notebook pod is admitted under them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,10 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from components.facts.constants import (
+    EBS_CSI_ADDON,
+    EBS_CSI_ADDON_VERSION,
+    EBS_CSI_CONTROLLER_SERVICE_ACCOUNT,
+    EBS_CSI_DRIVER_POLICY,
     EFS_CSI_ADDON,
     EFS_CSI_ADDON_VERSION,
     EFS_CSI_CONTROLLER_SERVICE_ACCOUNT,
@@ -27,7 +32,7 @@ from components.facts.constants import (
     NFS_PORT,
     SYSTEM_NAMESPACE,
 )
-from components.renderers import hub_profiles, hub_storage, hub_values
+from components.renderers import hub_database, hub_profiles, hub_storage, hub_values
 from components.renderers.hub_notebook_pod import LabProfiles
 from components.resources.pod_identity_role import pod_identity_role
 from components.settings import HubSettings, LabSettings, StackSettings
@@ -80,9 +85,10 @@ class LabHubs(pulumi.ComponentResource):
         )
         mount_targets = self._mount_targets(name, args)
         efs_csi = self._efs_csi_driver(name, args, mount_targets)
+        database_storage = self._database_storage(name, args)
         self.charts = {}
         for lab in hub_storage.hub_labs(settings.labs):
-            self.charts[lab.name] = self._lab_hub(name, args, lab, efs_csi)
+            self.charts[lab.name] = self._lab_hub(name, args, lab, efs_csi, database_storage)
         self.register_outputs({"fileSystemId": self.file_system.id, "hubs": list(self.charts)})
 
     def _subnet_count(self, settings: StackSettings) -> int:
@@ -122,32 +128,79 @@ class LabHubs(pulumi.ComponentResource):
 
     def _efs_csi_driver(self, name: str, args: LabHubsArgs, mount_targets: list[aws.efs.MountTarget]) -> aws.eks.Addon:
         """The EFS CSI driver add-on; its controller creates access points with a role handed out by Pod Identity."""
+        return self._csi_addon(
+            f"{name}-efs-csi", "efs-csi", args, (EFS_CSI_ADDON, EFS_CSI_ADDON_VERSION), EFS_CSI_CONTROLLER_SERVICE_ACCOUNT,
+            EFS_CSI_DRIVER_POLICY, after=mount_targets,
+        )  # fmt: skip
+
+    def _database_storage(self, name: str, args: LabHubsArgs) -> list[pulumi.Resource]:
+        """The EBS CSI driver add-on and the hubs' database StorageClass, when some hub keeps its database on a
+        volume; what each such hub's chart must wait for."""
+        if not hub_database.needs_block_volumes(args.settings.labs):
+            return []
+        addon = self._csi_addon(
+            f"{name}-ebs-csi", "ebs-csi", args, (EBS_CSI_ADDON, EBS_CSI_ADDON_VERSION), EBS_CSI_CONTROLLER_SERVICE_ACCOUNT,
+            EBS_CSI_DRIVER_POLICY, after=[],
+        )  # fmt: skip
+        manifest = hub_database.database_storage_class()
+        storage_class = k8s.storage.v1.StorageClass(
+            f"{name}-db",
+            metadata=manifest["metadata"],
+            provisioner=manifest["provisioner"],
+            parameters=manifest["parameters"],
+            reclaim_policy=manifest["reclaimPolicy"],
+            volume_binding_mode=manifest["volumeBindingMode"],
+            allow_volume_expansion=manifest["allowVolumeExpansion"],
+            opts=pulumi.ResourceOptions(parent=self, provider=args.k8s_provider, depends_on=[addon]),
+        )
+        return [storage_class]
+
+    def _csi_addon(
+        self,
+        name: str,
+        role_suffix: str,
+        args: LabHubsArgs,
+        addon: tuple[str, str],
+        service_account: str,
+        managed_policy: str,
+        after: Sequence[pulumi.Resource],
+    ) -> aws.eks.Addon:
+        """A CSI driver EKS add-on whose controller gets its AWS role `<cluster>-<role_suffix>` through Pod Identity
+        (logical names: `<name>` for the role, `<name>-driver` for the add-on)."""
         settings = args.settings
         controller = pod_identity_role(
-            f"{name}-efs-csi",
-            role_suffix="efs-csi",
+            name,
+            role_suffix=role_suffix,
             cluster_name=settings.cluster_name,
             eks_cluster_name=args.eks_cluster_name,
-            service_account=(SYSTEM_NAMESPACE, EFS_CSI_CONTROLLER_SERVICE_ACCOUNT),
-            managed_policy=EFS_CSI_DRIVER_POLICY,
+            service_account=(SYSTEM_NAMESPACE, service_account),
+            managed_policy=managed_policy,
             tags=settings.tags,
             parent=self,
         )
+        addon_name, version = addon
         return aws.eks.Addon(
-            f"{name}-efs-csi-driver",
+            f"{name}-driver",
             cluster_name=args.eks_cluster_name,
-            addon_name=EFS_CSI_ADDON,
-            addon_version=EFS_CSI_ADDON_VERSION,
+            addon_name=addon_name,
+            addon_version=version,
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",
             tags=settings.tags,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                depends_on=[args.system_node_group, args.pod_identity_agent, *controller.ready, *mount_targets],
+                depends_on=[args.system_node_group, args.pod_identity_agent, *controller.ready, *after],
             ),
         )
 
-    def _lab_hub(self, name: str, args: LabHubsArgs, lab: LabSettings, efs_csi: aws.eks.Addon) -> k8s.helm.v4.Chart:
+    def _lab_hub(
+        self,
+        name: str,
+        args: LabHubsArgs,
+        lab: LabSettings,
+        efs_csi: aws.eks.Addon,
+        database_storage: list[pulumi.Resource],
+    ) -> k8s.helm.v4.Chart:
         settings = args.settings
         provider = args.k8s_provider
         manifest = self.file_system.id.apply(lambda fs_id: hub_storage.home_storage_class(lab, fs_id))
@@ -176,8 +229,13 @@ class LabHubs(pulumi.ComponentResource):
                 parent=self,
                 provider=provider,
                 # The lab's fences first: every hub pod is admitted under its quota, LimitRange and policies;
-                # the home StorageClass before the hub's database PVC asks for it.
-                depends_on=[args.lab_namespaces[lab.name], *args.lab_objects[lab.name], storage_class],
+                # the StorageClasses before the learners' and the hub's database PVCs ask for them.
+                depends_on=[
+                    args.lab_namespaces[lab.name],
+                    *args.lab_objects[lab.name],
+                    storage_class,
+                    *(database_storage if hub_database.on_volume(lab.hub) else []),
+                ],
             ),
         )
 

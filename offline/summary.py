@@ -241,7 +241,7 @@ def _hub_lines(settings: StackSettings) -> list[str]:
         balancer = "internal NLB" if hub.internal else "internet-facing NLB"
         lines.append(
             f"  {lab.name}: {scheme}://{where}  ({balancer}, login {hub.auth.type}, idle cull {hub.idle_minutes} min, "
-            f"max {hub.max_hours} h)"
+            f"max {hub.max_hours} h, database {hub.database})"
         )
         lines += [
             f"    profile {p.slug:<24}{p.display_name}" for p in hub_profiles.profiles(profile_pools(settings, hub))
@@ -249,7 +249,7 @@ def _hub_lines(settings: StackSettings) -> list[str]:
     lines += [f"  WARNING: {key}: {message}" for key, message in hub_warnings(settings)]
     lines.append(
         f"  Home directories: one EFS access point per learner; the file system holds "
-        f"{hub_storage.learners_per_file_system(settings.labs)} learners across all hubs "
-        f"({hub_storage.ACCESS_POINTS_PER_FILE_SYSTEM} access points, aws-efs-csi-driver#1780)"
+        f"{hub_storage.ACCESS_POINTS_PER_FILE_SYSTEM:,} learners across all hubs (access points per file system: "
+        f"EFS CreateAccessPoint; aws-efs-csi-driver#1806)"
     )
     return lines

@@ -143,7 +143,14 @@ def spawner_config(values: dict[str, Any], namespace: str, release: str) -> Conf
                 "subPath": _get(values, "singleuser.storage.dynamic.subPath"),
             }
         }
-    assert not _get(values, "singleuser.extraFiles"), "extraFiles: not modelled here"
+    extra_files = _get(values, "singleuser.extraFiles", {})
+    if extra_files:  # the singleuser Secret's keys as files (its name: get_name("singleuser"), unprefixed)
+        items = [
+            {"key": key, "path": key, **({"mode": f["mode"]} if "mode" in f else {})} for key, f in extra_files.items()
+        ]
+        volumes["files"] = {"name": "files", "secret": {"secretName": "singleuser", "items": items}}
+        for index, (key, details) in enumerate(extra_files.items()):
+            mounts[f"{index}-files"] = {"mountPath": details["mountPath"], "subPath": key, "name": "files"}
     assert _get(values, "singleuser.storage.type") in ("dynamic", "none"), "static storage: not modelled here"
     extra_volumes = _get(values, "singleuser.storage.extraVolumes", {})
     volumes.update(extra_volumes if isinstance(extra_volumes, dict) else {v["name"]: v for v in extra_volumes})

@@ -20,8 +20,12 @@ import yaml
 from components.facts import gpu_catalog, quantity
 from components.facts.constants import (
     DO_NOT_DISRUPT_ANNOTATION,
+    EBS_CSI_ADDON,
+    EBS_CSI_CONTROLLER_SERVICE_ACCOUNT,
+    EBS_CSI_PROVISIONER,
     EFS_CSI_ADDON,
     EFS_CSI_CONTROLLER_SERVICE_ACCOUNT,
+    EFS_CSI_PROVISIONER,
     GPU_RESOURCE,
     GPU_TAINT,
     IMDS_HOP_LIMIT,
@@ -31,7 +35,7 @@ from components.facts.constants import (
     SYSTEM_NAMESPACE,
 )
 from components.hub import SECRET_TRAITS, lab_profiles, profile_pools
-from components.renderers import hub_notebook_pod, hub_profiles, hub_storage, hub_values
+from components.renderers import hub_database, hub_notebook_pod, hub_profiles, hub_storage, hub_values
 from components.renderers.gpu_admission_policy import admission_objects, admission_policy
 from components.renderers.lab_manifests import CONTAINER_DEFAULT_REQUESTS, lab_objects, lab_resource_quota
 from components.settings import LabSettings, StackSettings, load_settings
@@ -464,7 +468,7 @@ def test_efs_csi_add_on_gets_its_role_through_pod_identity(plans: dict[str, Plan
 
 def test_one_home_storage_class_per_hub_lab(plans: dict[str, Plan], settings: dict[str, StackSettings]) -> None:
     for stack, plan in plans.items():
-        classes = plan.objects("StorageClass")
+        classes = [c for c in plan.objects("StorageClass") if c["provisioner"] == EFS_CSI_PROVISIONER]
         assert sorted(c["metadata"]["name"] for c in classes) == sorted(
             hub_storage.storage_class_name(lab) for lab in hub_labs(settings[stack])
         )
@@ -495,3 +499,65 @@ def test_each_hub_chart_goes_to_its_lab_after_the_labs_fences(
             config = chart["values"]["hub"]["config"]
             secrets = [value for section in config.values() for key, value in section.items() if key in SECRET_TRAITS]
             assert secrets and set(secrets) == {"[secret]"}
+
+
+# --- the hub's database: a block volume, never NFS ---------------------------------------------------------------
+
+
+def test_hub_databases_sit_on_encrypted_gp3_ebs_not_on_efs(
+    plans: dict[str, Plan], settings: dict[str, StackSettings]
+) -> None:
+    for stack, plan in plans.items():
+        (storage_class,) = [c for c in plan.objects("StorageClass") if c["provisioner"] == EBS_CSI_PROVISIONER]
+        assert validate_core_object(storage_class, settings[stack].kubernetes_version) == []
+        assert storage_class["parameters"]["type"] == "gp3" and storage_class["parameters"]["encrypted"] == "true"
+        assert storage_class["volumeBindingMode"] == "WaitForFirstConsumer"  # EBS is zonal: where the hub lands
+        for chart in [c for c in plan.helm if c["chart"] == "jupyterhub"]:
+            db = chart["values"]["hub"]["db"]
+            assert db == {"type": "sqlite-pvc", "pvc": {"storageClassName": storage_class["metadata"]["name"]}}
+            resource = next(r for r in plan.resources if r["urn"] == chart["urn"])
+            (class_urn,) = [r["urn"] for r in plan.resources if r["urn"].endswith("StorageClass::hubs-db")]
+            assert class_urn in resource["dependencies"], stack
+
+
+def test_ebs_csi_add_on_gets_its_role_through_pod_identity(plans: dict[str, Plan]) -> None:
+    for plan in plans.values():
+        (addon,) = [a for a in plan.of_type("aws:eks/addon:Addon") if a["inputs"]["addonName"] == EBS_CSI_ADDON]
+        associations = plan.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+        (association,) = [
+            a for a in associations if a["inputs"]["serviceAccount"] == EBS_CSI_CONTROLLER_SERVICE_ACCOUNT
+        ]
+        assert association["inputs"]["namespace"] == SYSTEM_NAMESPACE
+        assert association["urn"] in addon["dependencies"]
+        (attachment,) = [
+            a for a in plan.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment") if "ebs-csi" in a["urn"]
+        ]
+        assert attachment["inputs"]["policyArn"].endswith(":iam::aws:policy/service-role/AmazonEBSCSIDriverPolicyV2")
+
+
+def test_sqlite_memory_only_when_the_operator_asks(settings: dict[str, StackSettings]) -> None:
+    staging = settings["staging"]
+    assert all(lab.hub is None or lab.hub.database == "sqliteVolume" for lab in staging.labs)  # the default
+    memory, lab = variant(staging, database="sqliteMemory")
+    assert lab.hub is not None
+    assert merged_values(memory, lab)["hub"]["db"]["type"] == "sqlite-memory"
+    assert not hub_database.needs_block_volumes(memory.labs)  # no EBS add-on, no StorageClass
+    assert hub_database.needs_block_volumes(staging.labs)
+
+
+def test_learners_sqlite_files_stay_off_the_efs_home(settings: dict[str, StackSettings]) -> None:
+    """IPython's history, the file-id database and the signatures database: configured onto the container's disk."""
+    for case, stack_settings, lab, profile in notebook_cases(settings):
+        files = merged_values(stack_settings, lab)["singleuser"]["extraFiles"]
+        paths = [
+            files["ipython-sqlite"]["data"]["HistoryManager"]["hist_file"],
+            files["jupyter-server-sqlite"]["data"]["BaseFileIdManager"]["db_path"],
+            files["jupyter-server-sqlite"]["data"]["NotebookNotary"]["db_file"],
+        ]
+        assert all(p.startswith(hub_database.NOTEBOOK_LOCAL_DIR + "/") for p in paths), case
+        pod = hub_notebook_pod.notebook_pod(lab, profile)
+        mounts = {m["mountPath"]: m for m in pod["spec"]["containers"][0]["volumeMounts"]}
+        assert all(not p.startswith(hub_values.HOME_MOUNT_PATH) and p not in mounts for p in paths), case
+        # Each config file is where IPython and jupyter_core look (SYSTEM_CONFIG_DIRS / SYSTEM_CONFIG_PATH).
+        assert mounts["/usr/local/etc/ipython/ipython_config.json"]["name"] == "files"
+        assert mounts["/usr/local/etc/jupyter/jupyter_server_config.json"]["name"] == "files"

@@ -51,6 +51,8 @@ def test_staging_hub_loads_with_its_secrets() -> None:
         # g4-nodepool drains for 2h15m: a 3h notebook could be ended by expiry.
         ({"maxHours": 3}, f"{HUB}.maxHours", "terminationGracePeriod 2h15m"),
         ({"adminUsers": []}, f"{HUB}.auth.adminPassword", "adminUsers"),
+        ({"auth": {"type": "sharedPassword", "password": "p" * 32, "adminPassword": "p" * 32}},
+         f"{HUB}.auth.adminPassword", "must differ"),
         ({"auth": {"type": "github", "clientId": "x", "clientSecret": "[secret]", "allowedOrganizations": ["org"]},
           "hostname": None, "adminUsers": []}, f"{HUB}.hostname", "callback"),
         ({"auth": {"type": "dummy"}}, f"{HUB}.auth.type", "sharedPassword"),

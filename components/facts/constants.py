@@ -212,3 +212,13 @@ EFS_CSI_PROVISIONER: Final = "efs.csi.aws.com"
 EFS_CSI_CONTROLLER_SERVICE_ACCOUNT: Final = "efs-csi-controller-sa"
 EFS_CSI_DRIVER_POLICY: Final = "service-role/AmazonEFSCSIDriverPolicy"
 NFS_PORT: Final = 2049
+# Amazon EBS CSI driver EKS add-on (kubernetes-sigs/aws-ebs-csi-driver v1.64.0): block volumes for the hubs' SQLite
+# databases, which must not live on NFS (jupyterhub docs/source/explanation/database.md). Its controller's service
+# account (charts/aws-ebs-csi-driver/values.yaml `controller.serviceAccount.name`) gets AWS access through Pod
+# Identity (install.md in its docs folder @ v1.64.0, "EKS Pod Identity"), with the AWS managed policy that page names:
+# AmazonEBSCSIDriverPolicyV2, scoped to the volumes the driver tags `ebs.csi.aws.com/cluster: true`.
+EBS_CSI_ADDON: Final = "aws-ebs-csi-driver"
+EBS_CSI_ADDON_VERSION: Final = "v1.64.0-eksbuild.1"
+EBS_CSI_PROVISIONER: Final = "ebs.csi.aws.com"
+EBS_CSI_CONTROLLER_SERVICE_ACCOUNT: Final = "ebs-csi-controller-sa"
+EBS_CSI_DRIVER_POLICY: Final = "service-role/AmazonEBSCSIDriverPolicyV2"

@@ -53,6 +53,9 @@ def authenticator_config(hub: HubSettings) -> Values:
             },
         }
     assert isinstance(auth, OidcAuth)
+    # oauthenticator 17 refuses allowed_groups, admin_groups and auth_state_groups_key without manage_groups
+    # (ValueError at start: jupyterhub/oauthenticator oauthenticator/oauth2.py @ 17.4.0,
+    # OAuthenticator._requires_manage_groups; changelog 17.0). With it the IdP's groups become JupyterHub groups.
     return {
         "JupyterHub": {"authenticator_class": "generic-oauth"},
         "Authenticator": admins,
@@ -63,6 +66,7 @@ def authenticator_config(hub: HubSettings) -> Values:
             "token_url": auth.token_url,
             "userdata_url": auth.userdata_url,
             "username_claim": auth.username_claim,
+            "manage_groups": True,
             "auth_state_groups_key": f"oauth_user.{auth.groups_claim}",
             "allowed_groups": list(auth.allowed_groups),
             "scope": ["openid", "email", "profile"],

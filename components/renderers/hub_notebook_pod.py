@@ -21,6 +21,7 @@ from components.facts.constants import (
     JUPYTERHUB_VERSION,
     KUBESPAWNER_VERSION,
 )
+from components.renderers.hub_database import notebook_sqlite_files
 from components.renderers.hub_profiles import Profile, ProfilePool, cpu_cores, kubespawner_override, profiles
 from components.renderers.hub_values import (
     HOME_MOUNT_PATH,
@@ -38,6 +39,8 @@ from components.settings import LabSettings
 Manifest = dict[str, Any]
 Values = dict[str, Any]
 
+# The Secret the chart renders singleuser.extraFiles into (templates/_helpers-names.tpl @ 4.4.0: unprefixed).
+SINGLEUSER_SECRET: Final = "singleuser"
 # The user whose Pod the synth writes per profile (manifests/pod-<lab>-notebook-<profile>.yaml).
 EXAMPLE_LEARNER: Final = "learner"
 NOTEBOOK_PORT: Final = 8888
@@ -104,6 +107,17 @@ def _env(profile: Profile, image: str) -> list[dict[str, str]]:
     return [{"name": name, "value": value} for name, value in sorted(env.items())]
 
 
+def _files_volume() -> Manifest:
+    """The chart's `singleuser.extraFiles` volume: its Secret's keys, one file each (jupyterhub_config.py @ 4.4.0)."""
+    items = [{"key": key, "path": key} for key in sorted(notebook_sqlite_files())]
+    return {"name": "files", "secret": {"items": items, "secretName": SINGLEUSER_SECRET}}
+
+
+def _file_mounts() -> list[Manifest]:
+    files = notebook_sqlite_files()
+    return [{"mountPath": files[key]["mountPath"], "name": "files", "subPath": key} for key in sorted(files)]
+
+
 def notebook_pod(lab: LabSettings, profile: Profile) -> Manifest:
     """The Pod the lab's hub spawns for `EXAMPLE_LEARNER` choosing `profile` (kubespawner 7.0.0 make_pod)."""
     hub = lab.hub
@@ -128,14 +142,18 @@ def notebook_pod(lab: LabSettings, profile: Profile) -> Manifest:
                     "runAsUser": NOTEBOOK_UID,
                     **NOTEBOOK_CONTAINER_SECURITY,
                 },
-                "volumeMounts": [{"mountPath": HOME_MOUNT_PATH, "name": volume}],
+                # KubeSpawner sorts both by key: the extraFiles mounts ("<i>-files") before the home volume.
+                "volumeMounts": [*_file_mounts(), {"mountPath": HOME_MOUNT_PATH, "name": volume}],
             }
         ],
         "imagePullSecrets": [],
         "nodeSelector": dict(override["node_selector"]),
         "restartPolicy": "OnFailure",
         "securityContext": {"fsGroup": NOTEBOOK_FS_GID, **NOTEBOOK_POD_SECURITY},
-        "volumes": [{"name": volume, "persistentVolumeClaim": {"claimName": f"claim-{EXAMPLE_LEARNER}"}}],
+        "volumes": [
+            _files_volume(),
+            {"name": volume, "persistentVolumeClaim": {"claimName": f"claim-{EXAMPLE_LEARNER}"}},
+        ],
     }
     if profile.gpu:
         spec["tolerations"] = [dict(t) for t in override["tolerations"]]

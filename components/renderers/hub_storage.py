@@ -2,12 +2,13 @@
 
 One encrypted file system for the cluster, mount targets in the private subnets, NFS allowed only from the node
 security group. Each lab gets a StorageClass of the EFS CSI driver that provisions an access point per PVC (one per
-learner, plus the hub's database) under the lab's own base path, owned by the notebook image's user
+learner; the hub's database is on EBS, `hub_database`) under the lab's own base path, owned by the notebook image's user
 (kubernetes-sigs/aws-efs-csi-driver v3.4.1, parameters.md in its docs folder: provisioningMode efs-ap, fileSystemId,
 directoryPerms, uid, gid, basePath). EFS enforces that identity on every NFS operation through the access point.
 
-A file system holds at most 1000 access points (aws-efs-csi-driver#1780; Amazon EFS quotas), so the summary says
-how many learners it can hold across all hubs.
+A file system holds at most 10,000 access points (the EFS API reference, CreateAccessPoint: "A file system can have
+a maximum of 10,000 access points unless you request an increase"; the EFS CSI driver follows it since v2.3.1,
+kubernetes-sigs/aws-efs-csi-driver#1806): one home each, so that many learners across all hubs.
 """
 
 from __future__ import annotations
@@ -21,9 +22,7 @@ from components.settings import LabSettings
 
 Manifest = dict[str, Any]
 
-ACCESS_POINTS_PER_FILE_SYSTEM: Final = 1000
-# Access points each hub needs besides its learners': the hub's own database PVC (hub.db sqlite-pvc).
-HUB_ACCESS_POINTS: Final = 1
+ACCESS_POINTS_PER_FILE_SYSTEM: Final = 10_000
 # Owner-only home directories: learners of one lab never read each other's files.
 HOME_DIRECTORY_PERMS: Final = "700"
 
@@ -58,8 +57,3 @@ def home_storage_class(lab: LabSettings, file_system_id: str) -> Manifest:
         "volumeBindingMode": "Immediate",
         "allowVolumeExpansion": False,
     }
-
-
-def learners_per_file_system(labs: Sequence[LabSettings]) -> int:
-    """Learners (one home access point each) the shared file system can hold after the hubs' own PVCs."""
-    return ACCESS_POINTS_PER_FILE_SYSTEM - HUB_ACCESS_POINTS * len(hub_labs(labs))

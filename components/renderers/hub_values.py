@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from components.facts.constants import DO_NOT_DISRUPT_ANNOTATION, SYSTEM_NODE_LABEL_KEY, SYSTEM_NODE_LABEL_VALUE
 from components.renderers.hub_access import authenticator_config, proxy_service
+from components.renderers.hub_database import db_values, notebook_sqlite_files
 from components.renderers.hub_profiles import ProfilePool, cpu_cores, cpu_profile, memory_quantity, profile_list
 from components.renderers.manifest_helpers import checkov_skip_annotations
 from components.settings import HubSettings, LabSettings
@@ -90,7 +91,8 @@ def chart_values(lab: LabSettings, storage_class: str, pools: Sequence[ProfilePo
                     "container_security_context": NOTEBOOK_CONTAINER_SECURITY,
                 },
             },
-            "db": {"pvc": {"storageClassName": storage_class}},
+            # SQLite never on the EFS homes (NFS): a block volume of its own, or memory when the operator asks.
+            "db": db_values(hub),
             "nodeSelector": _system_nodes(),
             "networkPolicy": {"egressAllowRules": dict(CHART_EGRESS_OFF)},
         },
@@ -112,6 +114,8 @@ def chart_values(lab: LabSettings, storage_class: str, pools: Sequence[ProfilePo
                 DO_NOT_DISRUPT_ANNOTATION: "true",
                 **checkov_skip_annotations(NOTEBOOK_CHECKOV_SKIPS),
             },
+            # The learners' SQLite files (IPython history, file ids, signatures) off the EFS home (NFS).
+            "extraFiles": notebook_sqlite_files(),
             "storage": {
                 "type": "dynamic",
                 "homeMountPath": HOME_MOUNT_PATH,

@@ -112,6 +112,10 @@ class HubSettings(SettingsModel):
     """Hours after which a notebook is stopped however busy (1-168)."""
     pools: Annotated[list[DnsLabel], Field(max_length=20)] | None = None
     """Karpenter node pools offered as GPU profiles; default: every pool."""
+    database: Literal["sqliteVolume", "sqliteMemory"] = "sqliteVolume"
+    """Where the hub keeps its SQLite database: `sqliteVolume`, an encrypted gp3 EBS volume of its own (the EBS CSI
+    add-on; never the EFS home file system: SQLite must not live on NFS); `sqliteMemory`, in the hub's memory only:
+    no volume, but every restart forgets users, tokens and running servers (a one-off demo)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -124,6 +128,9 @@ class HubSettings(SettingsModel):
                 raise ValueError("auth.adminPassword: required with adminUsers (JupyterHub's shared-password login)")
             if self.auth.admin_password is not None and not self.admin_users:
                 raise ValueError("auth.adminPassword: set adminUsers too, or remove it")
+            # JupyterHub 5.5.0 jupyterhub/authenticators/shared.py _validate_admin_password refuses it at start.
+            if self.auth.admin_password == self.auth.password != REDACTED_SECRET:
+                raise ValueError("auth.adminPassword: must differ from auth.password (JupyterHub refuses the same one)")
         repeated = sorted({u for u in self.admin_users if self.admin_users.count(u) > 1})
         if repeated:
             raise ValueError(f"adminUsers: each user once: {repeated}")
