@@ -3,7 +3,8 @@
     python synth.py --stack staging --out DIR
 
 Writes DIR/resources.json, DIR/manifests/*.yaml and DIR/helm.json (see docs/offline-synth.md) and prints a
-summary. Exit codes: 0 success, 2 invalid configuration (nothing written), 1 any other failure.
+summary. Exit codes: 0 success, 2 invalid configuration (nothing written), 1 any other failure, including an
+input value the AWS provider would reject at preview (the plan is written; the lines name each one).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def main(argv: list[str] | None = None, project_dir: Path = PROJECT_DIR) -> int:
     from offline.plan import Plan, clear_outputs
     from offline.runner import checked_settings, close_event_loop, record_program
     from offline.summary import render_summary
+    from policy.provider_rules import plan_violations
 
     out: Path = args.out
     if out.is_dir():
@@ -53,6 +55,14 @@ def main(argv: list[str] | None = None, project_dir: Path = PROJECT_DIR) -> int:
         for name in ("resources.json", "helm.json", "manifests"):
             (Path(staging_dir) / name).rename(out / name)
     print(render_summary(recording.settings, plan, args.stack, out))
+    # The plan stays written (policy.check DIR shows the same lines); a value the AWS provider would reject at
+    # preview is a failure of the run, not of the config keys: exit 1.
+    rejected = plan_violations(plan.resources)
+    for urn, message in rejected:
+        print(f"synth: aws-provider-rules  {urn}  {message}", file=sys.stderr)
+    if rejected:
+        print(f"synth: the AWS provider would reject {len(rejected)} input value(s) at preview", file=sys.stderr)
+        return EXIT_FAILURE
     return EXIT_OK
 
 

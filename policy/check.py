@@ -19,17 +19,26 @@ from typing import Any
 # The rules import the project's single source of facts (components.*), as policy/__main__.py does.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from policy.provider_rules import RULE_NAME as PROVIDER_RULE_NAME
+from policy.provider_rules import provider_children, resource_violations
 from policy.rules import RULES
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_NO_PLAN = 0, 1, 2
 
 
 def plan_violations(resources: Sequence[dict[str, Any]]) -> Iterator[tuple[str, str, str]]:
-    """`(rule name, resource urn, message)` for every violation of every rule, in plan order."""
+    """`(rule name, resource urn, message)` for every violation of every rule, in plan order.
+
+    pulumi-eks's children, which the plan holds only as their components' inputs, follow: each is named
+    `<component urn> -> <child type>::<child name>` and held to the AWS provider's rules.
+    """
     for resource in resources:
         for rule in RULES:
             for message in rule.check(resource["type"], resource["inputs"]):
                 yield rule.name, resource["urn"], message
+    for urn, child_type, child_name, inputs in provider_children(resources):
+        for message in resource_violations(child_type, inputs):
+            yield PROVIDER_RULE_NAME, f"{urn} -> {child_type}::{child_name} (pulumi-eks child)", message
 
 
 def main(argv: Sequence[str] | None = None) -> int:
