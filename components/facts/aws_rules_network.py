@@ -52,12 +52,12 @@ NETWORK_RULES: dict[tuple[str, str], InputRule] = {
     (NAT_GATEWAY, "allocationId"): unconstrained(_EC2 + "vpc_nat_gateway.go resourceNATGateway"),
     (NAT_GATEWAY, "subnetId"): unconstrained(_EC2 + "vpc_nat_gateway.go resourceNATGateway"),
     (EIP, "domain"): rule(_EC2 + "ec2_eip.go resourceEIP: enum.Validate[DomainType]", one_of("vpc", "standard")),
-    (ROUTE_TABLE, "vpcId"): unconstrained(_EC2 + "vpc_route_table.go resourceRouteTable"),
+    (ROUTE_TABLE, "vpcId"): unconstrained(_EC2 + "vpc_route_table.go ResourceRouteTable"),
     (ROUTE_TABLE, "routes[].cidrBlock"): rule(
-        _EC2 + "vpc_route_table.go resourceRouteTable: empty or verify.ValidIPv4CIDRNetworkAddress", ipv4_cidr()
+        _EC2 + "vpc_route_table.go ResourceRouteTable: verify.ValidIPv4CIDRNetworkAddress", ipv4_cidr()
     ),
-    (ROUTE_TABLE, "routes[].gatewayId"): unconstrained(_EC2 + "vpc_route_table.go resourceRouteTable"),
-    (ROUTE_TABLE, "routes[].natGatewayId"): unconstrained(_EC2 + "vpc_route_table.go resourceRouteTable"),
+    (ROUTE_TABLE, "routes[].gatewayId"): unconstrained(_EC2 + "vpc_route_table.go ResourceRouteTable"),
+    (ROUTE_TABLE, "routes[].natGatewayId"): unconstrained(_EC2 + "vpc_route_table.go ResourceRouteTable"),
     (ROUTE_TABLE_ASSOCIATION, "routeTableId"): unconstrained(
         _EC2 + "vpc_route_table_association.go resourceRouteTableAssociation"
     ),

@@ -173,10 +173,10 @@ PLATFORM_RULES: dict[tuple[str, str], InputRule] = {
     ),
     (IAM_POLICY, "description"): unconstrained(_IAM + "policy.go resourcePolicy"),
     (IAM_POLICY, "policy"): rule(_IAM + "policy.go resourcePolicy: verify.ValidIAMPolicyJSON", iam_policy_json()),
-    (ROLE_POLICY_ATTACHMENT, "policyArn"): rule(
-        _IAM + "role_policy_attachment.go resourceRolePolicyAttachment: verify.ValidARN", arn()
+    (ROLE_POLICY_ATTACHMENT, "policyArn"): unconstrained(
+        _IAM + "role_policy_attachment.go ResourceRolePolicyAttachment"
     ),
-    (ROLE_POLICY_ATTACHMENT, "role"): unconstrained(_IAM + "role_policy_attachment.go resourceRolePolicyAttachment"),
+    (ROLE_POLICY_ATTACHMENT, "role"): unconstrained(_IAM + "role_policy_attachment.go ResourceRolePolicyAttachment"),
     (KMS_KEY, "description"): rule("internal/service/kms/key.go resourceKey", length(0, 8192)),
     (KMS_KEY, "deletionWindowInDays"): rule("internal/service/kms/key.go resourceKey", int_between(7, 30)),
     (KMS_KEY, "policy"): rule(
