@@ -20,7 +20,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from policy.provider_rules import RULE_NAME as PROVIDER_RULE_NAME
-from policy.provider_rules import provider_children, resource_violations
+from policy.provider_rules import plan_violations as provider_plan_violations
 from policy.rules import RULES
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_NO_PLAN = 0, 1, 2
@@ -34,11 +34,11 @@ def plan_violations(resources: Sequence[dict[str, Any]]) -> Iterator[tuple[str, 
     """
     for resource in resources:
         for rule in RULES:
-            for message in rule.check(resource["type"], resource["inputs"]):
-                yield rule.name, resource["urn"], message
-    for urn, child_type, child_name, inputs in provider_children(resources):
-        for message in resource_violations(child_type, inputs):
-            yield PROVIDER_RULE_NAME, f"{urn} -> {child_type}::{child_name} (pulumi-eks child)", message
+            if rule.name != PROVIDER_RULE_NAME:  # run below, with the plan's mock IDs known as unknowns
+                for message in rule.check(resource["type"], resource["inputs"]):
+                    yield rule.name, resource["urn"], message
+    for urn, message in provider_plan_violations(resources):
+        yield PROVIDER_RULE_NAME, urn, message
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,7 +7,6 @@ inputs (policy.eks_children) and held to the same table. Without pulumi_policy i
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -16,9 +15,19 @@ from components.facts.aws_validators import problems
 from policy.eks_children import EKS_CLUSTER_COMPONENT, children
 
 RULE_NAME = "aws-provider-rules"
-# The mocks' stand-in for an ID the engine learns only at create (offline/mocks.py: `<logical name>-id`): such a
-# value is unknown at preview, when the provider skips its validators, so the check skips it too.
-_UNKNOWN_AT_PREVIEW = re.compile(r"^[a-z0-9-]+-id$")
+
+
+def mock_ids(resources: Sequence[Mapping[str, Any]]) -> frozenset[str]:
+    """The mocks' stand-ins for IDs the engine learns only at create (offline/mocks.py: `<logical name>-id`).
+
+    Such a value is unknown at preview, when the provider skips its validators, so the check skips it too.
+    """
+    return frozenset(f"{r['name']}-id" for r in resources)
+
+
+def _is_list(value: Any) -> bool:
+    """A list, or the policy SDK's read-only list proxy (a Sequence)."""
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
 
 
 def input_values(value: Any, path: str = "") -> Iterator[tuple[str, str | None, Any]]:
@@ -27,25 +36,30 @@ def input_values(value: Any, path: str = "") -> Iterator[tuple[str, str | None, 
         is_map = path.rsplit(".", 1)[-1] in MAP_INPUTS
         for key, item in value.items():
             child = f"{path}.{'*' if is_map else key}" if path else key
-            if is_map and not isinstance(item, (Mapping, list)):
+            if is_map and not isinstance(item, Mapping) and not _is_list(item):
                 yield child, key, item
             else:
                 yield from input_values(item, child)
-    elif isinstance(value, list):
+    elif _is_list(value):
         for item in value:
             yield from input_values(item, f"{path}[]")
     elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
         yield path, None, value
 
 
-def resource_violations(resource_type: str, inputs: Mapping[str, Any]) -> list[str]:
-    """One message per value that breaks a provider rule: the input path, the value, the rule and its source."""
+def resource_violations(
+    resource_type: str, inputs: Mapping[str, Any], unknown: frozenset[str] = frozenset()
+) -> list[str]:
+    """One message per value that breaks a provider rule: the input path, the value, the rule and its source.
+
+    Values in `unknown` (the mocks' IDs of resources not created yet) are skipped, as the provider skips them.
+    """
     if not resource_type.startswith("aws:"):
         return []
     found = []
     for path, key, value in input_values(inputs):
         entry = rule_for(resource_type, path)
-        if entry is None or (isinstance(value, str) and _UNKNOWN_AT_PREVIEW.search(value)):
+        if entry is None or value in unknown:
             continue
         shown = f"{path.removesuffix('*')}{key}" if key is not None else path
         found += [
@@ -73,10 +87,11 @@ def provider_children(resources: Sequence[Mapping[str, Any]]) -> Iterator[tuple[
 
 def plan_violations(resources: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(urn, message) for every provider-rule violation of the plan, pulumi-eks's children included."""
-    found = [(r["urn"], m) for r in resources for m in resource_violations(r["type"], r["inputs"])]
+    unknown = mock_ids(resources)
+    found = [(r["urn"], m) for r in resources for m in resource_violations(r["type"], r["inputs"], unknown)]
     for urn, child_type, child_name, inputs in provider_children(resources):
         where = f"{urn} -> {child_type}::{child_name} (pulumi-eks child)"
-        found += [(where, message) for message in resource_violations(child_type, inputs)]
+        found += [(where, message) for message in resource_violations(child_type, inputs, unknown)]
     return found
 
 

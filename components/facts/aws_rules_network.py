@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from components.facts.aws_validators import (
     InputRule,
+    cidr_network,
     int_between,
     ipv4_cidr,
     length,
@@ -44,7 +45,7 @@ _NULLABLE_BOOL = one_of("", "true", "false", "0", "1")
 _LT = _EC2 + "ec2_launch_template.go ResourceLaunchTemplate"
 
 NETWORK_RULES: dict[tuple[str, str], InputRule] = {
-    (VPC, "cidrBlock"): rule(_EC2 + "vpc_.go resourceVPC: verify.ValidIPv4CIDRNetworkAddress", ipv4_cidr()),
+    (VPC, "cidrBlock"): rule(_EC2 + "vpc_.go ResourceVPC: validation.IsCIDRNetwork(16, 28)", cidr_network(16, 28)),
     (SUBNET, "cidrBlock"): rule(_EC2 + "vpc_subnet.go resourceSubnet: verify.ValidIPv4CIDRNetworkAddress", ipv4_cidr()),
     (SUBNET, "availabilityZone"): unconstrained(_EC2 + "vpc_subnet.go resourceSubnet"),
     (SUBNET, "vpcId"): unconstrained(_EC2 + "vpc_subnet.go resourceSubnet"),
@@ -133,7 +134,7 @@ NETWORK_RULES: dict[tuple[str, str], InputRule] = {
         "internal/service/efs/file_system.go resourceFileSystem: enum.Validate[ThroughputMode]",
         one_of("bursting", "provisioned", "elastic"),
     ),
-    (EFS_MOUNT_TARGET, "fileSystemId"): unconstrained("internal/service/efs/mount_target.go resourceMountTarget"),
-    (EFS_MOUNT_TARGET, "subnetId"): unconstrained("internal/service/efs/mount_target.go resourceMountTarget"),
-    (EFS_MOUNT_TARGET, "securityGroups[]"): unconstrained("internal/service/efs/mount_target.go resourceMountTarget"),
+    (EFS_MOUNT_TARGET, "fileSystemId"): unconstrained("internal/service/efs/mount_target.go ResourceMountTarget"),
+    (EFS_MOUNT_TARGET, "subnetId"): unconstrained("internal/service/efs/mount_target.go ResourceMountTarget"),
+    (EFS_MOUNT_TARGET, "securityGroups[]"): unconstrained("internal/service/efs/mount_target.go ResourceMountTarget"),
 }

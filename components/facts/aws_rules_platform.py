@@ -266,7 +266,7 @@ PLATFORM_RULES: dict[tuple[str, str], InputRule] = {
         "internal/service/sqs/queue.go queueSchema", int_between(60, 1_209_600)
     ),
     (SQS_QUEUE_POLICY, "policy"): rule(
-        "internal/service/sqs/queue_policy.go resourceQueuePolicy: IAM policy document", iam_policy_json()
+        "internal/service/sqs/queue_policy.go ResourceQueuePolicy: validation.StringIsJSON", json_text()
     ),
-    (SQS_QUEUE_POLICY, "queueUrl"): unconstrained("internal/service/sqs/queue_policy.go resourceQueuePolicy"),
+    (SQS_QUEUE_POLICY, "queueUrl"): unconstrained("internal/service/sqs/queue_policy.go ResourceQueuePolicy"),
 }

@@ -176,6 +176,15 @@ def ipv4_cidr() -> Check:
     return Check("an IPv4 CIDR network address", lambda v: _network(v, 4))
 
 
+def cidr_network(low: int, high: int) -> Check:
+    """validation.IsCIDRNetwork(low, high): a network address whose prefix is low..high bits long."""
+
+    def ok(value: Any) -> bool:
+        return _network(value, None) and low <= ipaddress.ip_network(value).prefixlen <= high
+
+    return Check(f"a CIDR network address with a /{low}../{high} prefix", ok)
+
+
 def cidr() -> Check:
     """verify.ValidCIDRNetworkAddress: an IPv4 or IPv6 CIDR that is its own network address."""
     return Check("a CIDR network address", lambda v: _network(v, None))
