@@ -105,11 +105,10 @@ def cluster_children(name: str, props: Mapping[str, Any]) -> list[Child]:
     if kube_proxy.get("enabled", True):
         children.append(_addon(f"{name}-kube-proxy", "kube-proxy", cluster_name, tags, kube_proxy))
     coredns = props.get("corednsAddonOptions") or {}
-    if coredns.get("enabled", True) and not props.get("skipDefaultNodeGroup"):
+    if coredns.get("enabled") is True or (coredns.get("enabled", True) and not props.get("skipDefaultNodeGroup")):
         children.append(_addon(f"{name}-coredns", "coredns", cluster_name, tags, coredns))
-    vpc_cni = props.get("vpcCniOptions") or {}
-    if vpc_cni.get("enabled", True):
-        children.append(_addon(f"{name}-vpc-cni", "vpc-cni", cluster_name, tags, vpc_cni))
+    if not props.get("useDefaultVpcCni"):  # `vpcCniAddonEnabled`: the add-on unless the default CNI is kept
+        children.append(_addon(f"{name}-vpc-cni", "vpc-cni", cluster_name, tags, props.get("vpcCniOptions") or {}))
     return children
 
 

@@ -180,7 +180,9 @@ PLATFORM_RULES: dict[tuple[str, str], InputRule] = {
     (KMS_KEY, "description"): rule("internal/service/kms/key.go resourceKey", length(0, 8192)),
     (KMS_KEY, "deletionWindowInDays"): rule("internal/service/kms/key.go resourceKey", int_between(7, 30)),
     (KMS_KEY, "policy"): rule(
-        "internal/service/kms/key.go resourceKey: sdkv2.IAMPolicyDocumentSchemaOptionalComputed", iam_policy_json()
+        "internal/service/kms/key.go resourceKey: sdkv2.IAMPolicyDocumentSchemaOptionalComputed "
+        "(internal/sdkv2/schema.go: validation.StringIsJSON)",
+        json_text(),
     ),
     (KMS_ALIAS, "name"): rule(
         "internal/service/kms/validate.go validNameForResource",
@@ -248,7 +250,9 @@ PLATFORM_RULES: dict[tuple[str, str], InputRule] = {
     (SNS_TOPIC, "kmsMasterKeyId"): unconstrained("internal/service/sns/topic.go topicSchema"),
     (SNS_TOPIC_POLICY, "arn"): rule("internal/service/sns/topic_policy.go resourceTopicPolicy: verify.ValidARN", arn()),
     (SNS_TOPIC_POLICY, "policy"): rule(
-        "internal/service/sns/topic_policy.go resourceTopicPolicy: IAM policy document", iam_policy_json()
+        "internal/service/sns/topic_policy.go resourceTopicPolicy: sdkv2.IAMPolicyDocumentSchemaRequired "
+        "(internal/sdkv2/schema.go: validation.StringIsJSON)",
+        json_text(),
     ),
     (SNS_SUBSCRIPTION, "protocol"): rule(
         "internal/service/sns/topic_subscription.go subscriptionSchema: SubscriptionProtocol_Values (consts.go)",
