@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from components.facts.aws_provider_rules import rule_for
+from components.facts.aws_validators import problems
 from offline.plan import Plan
 from policy import check
 from policy.provider_rules import coverage_gaps, plan_violations, provider_children
@@ -163,3 +165,56 @@ def test_synth_exits_1_naming_a_value_the_provider_refuses(project_copy: Path, t
     assert (tmp_path / "resources.json").is_file()
     rejected = [line for line in result.stderr.splitlines() if "aws-provider-rules" in line]
     assert len(rejected) == 1 and "hubs-efs" in rejected[0] and "ingress[].description" in rejected[0], rejected
+
+
+def test_pulumi_eks_children_carry_the_inputs_the_program_sets(staging_plan: Plan) -> None:
+    cluster = staging_plan.one("eks:index:Cluster", "cluster-eks")["inputs"]
+    children = {(kind, name): inputs for _, kind, name, inputs in provider_children(staging_plan.resources)}
+    eks_cluster = children[("aws:eks/cluster:Cluster", "cluster-eks-eksCluster")]
+    assert eks_cluster["name"] == cluster["name"] and eks_cluster["tags"]["Name"] == "cluster-eks-eksCluster"
+    node_sg = children[("aws:ec2/securityGroup:SecurityGroup", "cluster-eks-nodeSecurityGroup")]
+    assert node_sg["tags"][f"kubernetes.io/cluster/{cluster['name']}"] == "owned"
+    assert node_sg["tags"]["karpenter.sh/discovery"] == cluster["name"]  # nodeSecurityGroupTags
+    group = staging_plan.one("eks:index:ManagedNodeGroup", "cluster-system")["inputs"]
+    node_group = children[("aws:eks/nodeGroup:NodeGroup", "cluster-system")]
+    assert node_group["clusterName"] == cluster["name"] and node_group["nodeGroupName"] == group["nodeGroupName"]
+    addons = sorted(inputs["addonName"] for (kind, _), inputs in children.items() if kind == "aws:eks/addon:Addon")
+    assert addons == ["kube-proxy", "vpc-cni"]  # coredns is the program's own add-on (corednsAddonOptions.enabled)
+
+
+# (check, value, accepted): the upstream validators' edges, as terraform-provider-aws decides them.
+VALIDATOR_CASES = [
+    (_SG_DESCRIPTION := rule_for("aws:ec2/securityGroup:SecurityGroup", "ingress[].description"), "NFS (2049) from nodes: ok", True),
+    (_SG_DESCRIPTION, "it's", False),
+    (_SG_DESCRIPTION, "a" * 256, False),
+    (_ALIAS := rule_for("aws:kms/alias:Alias", "name"), "alias/aws/ebs", False),
+    (_ALIAS, "alias/team_a/key-1", True),
+    (_ROLE := rule_for("aws:iam/role:Role", "name"), "role+=,.@-_1", True),
+    (_ROLE, "role/with/slash", False),
+    (_ARN := rule_for("aws:eks/accessEntry:AccessEntry", "principalArn"), "arn:aws:iam::111122223333:role/x", True),
+    (_ARN, "arn:aws:iam::1234:role/x", False),
+    (_ARN, "arn:aws:iam::111122223333:", False),
+    (rule_for("aws:ec2/subnet:Subnet", "cidrBlock"), "10.0.0.1/24", False),
+    (rule_for("aws:ec2/vpc:Vpc", "cidrBlock"), "10.0.0.0/8", False),
+    (rule_for("aws:eks/cluster:Cluster", "name"), "_cluster", False),
+    (rule_for("aws:sqs/queue:Queue", "name"), "alerts.fifo", True),
+    (rule_for("aws:cloudwatch/logGroup:LogGroup", "retentionInDays"), 2, False),
+    (rule_for("aws:cloudwatch/metricAlarm:MetricAlarm", "metricQueries[].metric.period"), 120, True),
+    (rule_for("aws:cloudwatch/metricAlarm:MetricAlarm", "treatMissingData"), "NOTBREACHING", True),
+    (rule_for("aws:iam/policy:Policy", "policy"), ' {"Statement": []}', False),
+    (rule_for("aws:iam/policy:Policy", "policy"), '{"Statement": [], "Statement": []}', False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("entry", "value", "accepted"), VALIDATOR_CASES)
+def test_validators_decide_as_upstream(entry: Any, value: Any, accepted: bool) -> None:
+    assert entry is not None
+    assert (problems(entry, value) == []) is accepted
+
+
+def test_tag_keys_follow_the_aws_tagging_rules() -> None:
+    tags = rule_for("aws:ec2/vpc:Vpc", "tags.*")
+    assert tags is not None
+    assert problems(tags, "v", "aws:cloudformation:stack-name") == ["key no reserved aws: prefix"]
+    assert problems(tags, "v", "k" * 129) == ["key length 1..128"]
+    assert problems(tags, "", "Name") == []
