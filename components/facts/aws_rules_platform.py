@@ -129,6 +129,10 @@ PLATFORM_RULES: dict[tuple[str, str], InputRule] = {
     (EKS_ADDON, "resolveConflictsOnUpdate"): rule(
         _EKS + "addon.go resourceAddon: enum.Validate[types.ResolveConflicts]", one_of("OVERWRITE", "NONE", "PRESERVE")
     ),
+    # Inputs the plans do not set yet, read from the same files (add-ons with Pod Identity, e.g. EBS CSI).
+    (EKS_ADDON, "podIdentityAssociations[].roleArn"): rule(_EKS + "addon.go resourceAddon: verify.ValidARN", arn()),
+    (EKS_ADDON, "podIdentityAssociations[].serviceAccount"): unconstrained(_EKS + "addon.go resourceAddon"),
+    (EKS_ADDON, "serviceAccountRoleArn"): rule(_EKS + "addon.go resourceAddon: verify.ValidARN", arn()),
     (ACCESS_ENTRY, "clusterName"): rule(_CLUSTER_NAME_SOURCE, *_CLUSTER_NAME),
     (ACCESS_ENTRY, "principalArn"): rule(_EKS + "access_entry.go resourceAccessEntry: verify.ValidARN", arn()),
     (ACCESS_ENTRY, "type"): rule(
@@ -168,6 +172,10 @@ PLATFORM_RULES: dict[tuple[str, str], InputRule] = {
         not_pattern("[\u201c\u2018]", "no specially formatted quotes \u201c \u2018"),
     ),
     (IAM_ROLE, "assumeRolePolicy"): rule(_IAM + "role.go ResourceRole: validation.StringIsJSON", json_text()),
+    (IAM_ROLE, "path"): rule(_IAM + "role.go ResourceRole", length(0, 512)),
+    (IAM_ROLE, "maxSessionDuration"): rule(_IAM + "role.go ResourceRole", int_between(3600, 43200)),
+    (IAM_ROLE, "permissionsBoundary"): rule(_IAM + "role.go ResourceRole: verify.ValidARN", arn()),
+    (IAM_ROLE, "managedPolicyArns[]"): rule(_IAM + "role.go ResourceRole: verify.ValidARN", arn()),
     (IAM_POLICY, "name"): rule(
         _IAM + "policy.go resourcePolicy: validResourceName(policyNameMaxLen=128)", length(1, 128), _IAM_NAME
     ),
@@ -269,6 +277,15 @@ PLATFORM_RULES: dict[tuple[str, str], InputRule] = {
     (SQS_QUEUE, "messageRetentionSeconds"): rule(
         "internal/service/sqs/queue.go queueSchema", int_between(60, 1_209_600)
     ),
+    **{
+        (SQS_QUEUE, field): rule("internal/service/sqs/queue.go queueSchema", int_between(low, high))
+        for field, low, high in (
+            ("delaySeconds", 0, 900),
+            ("maxMessageSize", 1024, 1_048_576),
+            ("visibilityTimeoutSeconds", 0, 43_200),
+            ("kmsDataKeyReusePeriodSeconds", 60, 86_400),
+        )
+    },
     (SQS_QUEUE_POLICY, "policy"): rule(
         "internal/service/sqs/queue_policy.go ResourceQueuePolicy: validation.StringIsJSON", json_text()
     ),
