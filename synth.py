@@ -3,7 +3,9 @@
     python synth.py --stack staging --out DIR
 
 Writes DIR/resources.json, DIR/manifests/*.yaml and DIR/helm.json (see docs/offline-synth.md) and prints a
-summary. Exit codes: 0 success, 2 invalid configuration (nothing written), 1 any other failure.
+summary. Exit codes: 0 success, 2 invalid configuration (nothing written), 1 any other failure, including an
+value a receiver would refuse: an input the AWS provider rejects at preview, or a Kubernetes name, label or
+annotation the API server rejects (the plan is written; the lines name each one).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ def main(argv: list[str] | None = None, project_dir: Path = PROJECT_DIR) -> int:
     from offline.plan import Plan, clear_outputs
     from offline.runner import checked_settings, close_event_loop, record_program
     from offline.summary import render_summary
+    from policy.provider_rules import plan_violations
 
     out: Path = args.out
     if out.is_dir():
@@ -47,19 +50,25 @@ def main(argv: list[str] | None = None, project_dir: Path = PROJECT_DIR) -> int:
     finally:
         close_event_loop()
     plan = Plan.from_recording(recording)
-    # Values every schema allows and the API server refuses (names, labels, annotations): no plan is written.
-    from policy.k8s_values import manifest_violations
-
-    if refused := list(manifest_violations(plan.manifests)):
-        for where, message in refused:
-            print(f"synth: stack '{args.stack}': {where} {message}", file=sys.stderr)
-        return EXIT_FAILURE
     # Write beside the target first so a failure while writing never leaves half a plan.
     with tempfile.TemporaryDirectory(dir=out) as staging_dir:
         plan.write(staging_dir)
         for name in ("resources.json", "helm.json", "manifests"):
             (Path(staging_dir) / name).rename(out / name)
     print(render_summary(recording.settings, plan, args.stack, out))
+    # Values every schema allows and a receiver refuses (the AWS provider at preview; the API server's names,
+    # labels and annotations) fail the run, not the config keys: exit 1. The plan stays written, so
+    # `python -m policy.check DIR` shows the same lines.
+    from policy.k8s_values import RULE_NAME as K8S_RULE_NAME
+    from policy.k8s_values import manifest_violations
+
+    rejected = [f"aws-provider-rules  {urn}  {message}" for urn, message in plan_violations(plan.resources)]
+    rejected += [f"{K8S_RULE_NAME}  {where} {message}" for where, message in manifest_violations(plan.manifests)]
+    for line in rejected:
+        print(f"synth: stack '{args.stack}': {line}", file=sys.stderr)
+    if rejected:
+        print(f"synth: a receiver would refuse {len(rejected)} value(s); nothing was deployed", file=sys.stderr)
+        return EXIT_FAILURE
     return EXIT_OK
 
 

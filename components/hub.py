@@ -104,7 +104,7 @@ class LabHubs(pulumi.ComponentResource):
             description="EFS mount targets of the hub home directories: NFS from cluster nodes only",
             ingress=[
                 aws.ec2.SecurityGroupIngressArgs(
-                    description="NFS from the cluster's node security group",
+                    description="NFS from the node security group of the cluster",
                     protocol="tcp",
                     from_port=NFS_PORT,
                     to_port=NFS_PORT,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 # Everything `python synth.py --stack <stack>` needs, besides the stack file itself.
-PROGRAM_FILES = ("Pulumi.yaml", "__main__.py", "synth.py", "components", "offline")
+PROGRAM_FILES = ("Pulumi.yaml", "__main__.py", "synth.py", "components", "offline", "policy")
 
 
 def copy_program(destination: Path) -> Path:

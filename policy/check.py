@@ -21,17 +21,26 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from policy.k8s_values import plan_findings
+from policy.provider_rules import RULE_NAME as PROVIDER_RULE_NAME
+from policy.provider_rules import plan_violations as provider_plan_violations
 from policy.rules import RULES
 
 EXIT_CLEAN, EXIT_VIOLATIONS, EXIT_NO_PLAN = 0, 1, 2
 
 
 def plan_violations(resources: Sequence[dict[str, Any]]) -> Iterator[tuple[str, str, str]]:
-    """`(rule name, resource urn, message)` for every violation of every rule, in plan order."""
+    """`(rule name, resource urn, message)` for every violation of every rule, in plan order.
+
+    pulumi-eks's children, which the plan holds only as their components' inputs, follow: each is named
+    `<component urn> -> <child type>::<child name>` and held to the AWS provider's rules.
+    """
     for resource in resources:
         for rule in RULES:
-            for message in rule.check(resource["type"], resource["inputs"]):
-                yield rule.name, resource["urn"], message
+            if rule.name != PROVIDER_RULE_NAME:  # run below, with the plan's mock IDs known as unknowns
+                for message in rule.check(resource["type"], resource["inputs"]):
+                    yield rule.name, resource["urn"], message
+    for urn, message in provider_plan_violations(resources):
+        yield PROVIDER_RULE_NAME, urn, message
 
 
 def main(argv: Sequence[str] | None = None) -> int:

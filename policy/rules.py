@@ -29,6 +29,8 @@ from components.facts.constants import (
 )
 from components.facts.gpu_catalog import GPU_FAMILIES
 from components.renderers.placeholders import placeholder_values, placeholders_in
+from policy.provider_rules import RULE_NAME as PROVIDER_RULE_NAME
+from policy.provider_rules import provider_rule_types, resource_violations
 
 Props = Mapping[str, Any]
 Rule = Callable[[str, Props], list[str]]
@@ -393,6 +395,13 @@ RULES: tuple[PolicyRule, ...] = (
         no_documentation_placeholders,
         # Every resource is scanned; these are the ones the stack files' ARNs and CIDRs reach today.
         (EKS_CLUSTER_COMPONENT, EKS_CLUSTER),
+    ),
+    PolicyRule(
+        PROVIDER_RULE_NAME,
+        "Every aws:* input passes the AWS provider's own validators (components/facts/aws_provider_rules.py); "
+        "python -m policy.check also holds pulumi-eks's children to them.",
+        resource_violations,
+        provider_rule_types(),
     ),
 )
 

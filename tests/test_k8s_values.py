@@ -157,7 +157,7 @@ def test_policy_check_reports_a_broken_manifest(
 
 
 def test_the_synth_refuses_a_plan_the_api_server_would_refuse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A renderer that wrote an invalid label: exit 1 naming it, and no plan written."""
+    """A renderer that wrote an invalid label: exit 1 naming it; the plan stays written for `policy.check DIR`."""
     real = Plan.from_recording
 
     def with_bad_label(recording: Any) -> Plan:
@@ -170,4 +170,4 @@ def test_the_synth_refuses_a_plan_the_api_server_would_refuse(tmp_path: Path, mo
     code, _, stderr = synth_in_process("staging", tmp_path / "out")
     assert code == 1, stderr
     assert "metadata.labels[gpu-platform/lab] value" in stderr and "must be no more than 63 characters" in stderr
-    assert not (tmp_path / "out" / "resources.json").exists()
+    assert (tmp_path / "out" / "resources.json").exists()

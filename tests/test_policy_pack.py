@@ -115,6 +115,8 @@ BROKEN_PLAN_RESOURCES: list[tuple[str, str, str, Mutation, str]] = [
     ("queue-policy-service-star", "no-wildcard-iam-actions", "aws:sqs/queuePolicy:QueuePolicy", lambda p: _statement(p, Action="sqs:*"), "wildcard"),
     ("policy-example-account", PLACEHOLDER_RULE, "aws:iam/policy:Policy", lambda p: _statement(p, Resource="arn:aws:iam::123456789012:role/x"), "123456789012"),
     ("lt-documentation-tag", PLACEHOLDER_RULE, rules.LAUNCH_TEMPLATE, _set("tags.egress", "192.0.2.10/32"), "192.0.2.10/32"),
+    ("sg-rule-apostrophe", "aws-provider-rules", "aws:ec2/securityGroup:SecurityGroup", _set("ingress[0].description", "it's NFS"), "validSecurityGroupRuleDescription"),
+    ("queue-name-dot", "aws-provider-rules", "aws:sqs/queue:Queue", _set("name", "a.b"), "resourceQueueCustomizeDiff"),
 ]  # fmt: skip
 
 
