@@ -137,7 +137,7 @@ def notebook_pod(lab: LabSettings, profile: Profile) -> Manifest:
         "securityContext": {"fsGroup": NOTEBOOK_FS_GID, **NOTEBOOK_POD_SECURITY},
         "volumes": [{"name": volume, "persistentVolumeClaim": {"claimName": f"claim-{EXAMPLE_LEARNER}"}}],
     }
-    if profile.gpu:
+    if override.get("tolerations"):
         spec["tolerations"] = [dict(t) for t in override["tolerations"]]
     return {
         "apiVersion": "v1",

@@ -54,7 +54,7 @@ KARPENTER_MANAGED_TAG_KEYS: Final = (
 KARPENTER_MANAGED_TAG_PREFIX: Final = "kubernetes.io/cluster"
 
 
-def _requirement(key: str, values: list[str]) -> dict[str, Any]:
+def requirement(key: str, values: list[str]) -> dict[str, Any]:
     return {"key": key, "operator": "In", "values": values}
 
 
@@ -83,9 +83,9 @@ def node_pool(pool: NodePoolSettings, sharing: GpuSharingSettings, *, session_bu
     (`timetable_manifests.budget_windows`).
     """
     if pool.instance_types:
-        instance_requirement = _requirement(INSTANCE_TYPE_LABEL, sorted(pool.instance_types))
+        instance_requirement = requirement(INSTANCE_TYPE_LABEL, sorted(pool.instance_types))
     else:
-        instance_requirement = _requirement(INSTANCE_FAMILY_LABEL, sorted(pool.instance_families))
+        instance_requirement = requirement(INSTANCE_FAMILY_LABEL, sorted(pool.instance_families))
     disruption: dict[str, Any] = {
         "consolidationPolicy": pool.consolidation_policy,
         "consolidateAfter": pool.consolidate_after,
@@ -106,10 +106,10 @@ def node_pool(pool: NodePoolSettings, sharing: GpuSharingSettings, *, session_bu
                     "nodeClassRef": {"group": NODECLASS_GROUP, "kind": "EC2NodeClass", "name": pool.name},
                     "requirements": [
                         instance_requirement,
-                        _requirement(INSTANCE_GPU_MANUFACTURER_LABEL, ["nvidia"]),
-                        _requirement(CAPACITY_TYPE_LABEL, capacity_types(pool)),
-                        _requirement(ARCH_LABEL, list(pool.architectures)),
-                        _requirement(OS_LABEL, ["linux"]),
+                        requirement(INSTANCE_GPU_MANUFACTURER_LABEL, ["nvidia"]),
+                        requirement(CAPACITY_TYPE_LABEL, capacity_types(pool)),
+                        requirement(ARCH_LABEL, list(pool.architectures)),
+                        requirement(OS_LABEL, ["linux"]),
                     ],
                     "taints": [dict(GPU_TAINT)],
                     "expireAfter": pool.expire_after,
@@ -226,8 +226,8 @@ def node_overlays(pool: NodePoolSettings, sharing: GpuSharingSettings) -> list[M
             "spec": {
                 "weight": GPU_SHARING_OVERLAY_WEIGHT,
                 "requirements": [
-                    _requirement(NODEPOOL_LABEL, [pool.name]),
-                    _requirement(INSTANCE_GPU_COUNT_LABEL, [str(gpus)]),
+                    requirement(NODEPOOL_LABEL, [pool.name]),
+                    requirement(INSTANCE_GPU_COUNT_LABEL, [str(gpus)]),
                 ],
                 "capacity": {GPU_RESOURCE: str(schedulable_gpus(gpus, sharing))},
             },
