@@ -15,6 +15,7 @@ from components.renderers.placeholders import placeholder_values
 from components.renderers.timetable_report import TimetabledPool, node_lifetimes, pool_weeks, session_peaks
 from components.resources.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
 from components.settings import REGION_KEY, StackSettings, capacity, config_key
+from offline.fit_summary import fit_lines
 from offline.plan import Plan
 
 
@@ -48,6 +49,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
     lines += _timetable_lines(settings)
     lines += _node_lifetime_lines(settings)
     lines += _hub_lines(settings)
+    lines += fit_lines(settings)
     return "\n".join([*lines, *_access_lines(settings), *_placeholder_lines(settings)])
 
 

@@ -50,7 +50,8 @@ class NodeGroup:
     labels: Labels
     taints: tuple[Labels, ...]
     max_pods: int
-    fixed_nodes: int | None  # the system group's desiredSize; None for a pool that scales
+    fixed_nodes: int | None  # a managed node group's desiredSize; None for a Karpenter pool
+    packed: bool = False  # the system group: every pod it can take is placed on its fixed nodes
 
     def allocatable(self, instance_type: str) -> Allocatable:
         """One node's allocatable before DaemonSets (Karpenter's formula)."""
@@ -85,6 +86,7 @@ def node_groups(settings: StackSettings) -> tuple[NodeGroup, ...]:
             (),
             node_allocatable.SYSTEM_MAX_PODS,
             system.desired_size,
+            packed=True,
         )
     ]
     cpu = settings.karpenter.cpu_user_pool
@@ -162,7 +164,10 @@ def workloads(settings: StackSettings) -> tuple[Placed, ...]:
         found.append(Placed(pod_requests.DEMO_POD.with_count(settings.demo.replicas), "demo.replicas"))
     for index, pool in enumerate(settings.karpenter.node_pools if settings.karpenter.enabled else []):
         if pool.warm_gpu_slots:
-            found.append(Placed(gpu_notebook(settings, pool), f"karpenter.nodePools.{index}.warmGpuSlots"))
+            warm = gpu_notebook(
+                settings, pool, name=f"warm slot ({pool.name})", source="renderers/warm_headroom_manifests.py"
+            )
+            found.append(Placed(warm, f"karpenter.nodePools.{index}.warmGpuSlots"))
     hubs = [(index, lab.hub) for index, lab in enumerate(settings.labs) if lab.hub is not None]
     if hubs:
         found.append(Placed(pod_requests.EFS_CSI_CONTROLLER, "labs"))
@@ -184,13 +189,15 @@ def cpu_notebook(settings: StackSettings) -> PodShape:
     )
 
 
-def gpu_notebook(settings: StackSettings, pool: NodePoolSettings) -> PodShape:
+def gpu_notebook(
+    settings: StackSettings, pool: NodePoolSettings, *, name: str = "", source: str = "renderers/hub_profiles.py"
+) -> PodShape:
     """A GPU profile's notebook (and a warm slot of the pool): the pool's warm-slot shape, pinned to the pool."""
     shape = settings.warm_slot_shape_for(pool)
     return PodShape(
-        f"notebook (gpu-{pool.name})",
+        name or f"notebook (gpu-{pool.name})",
         Allocatable(shape.cpu_millicores, shape.memory_mib),
-        "renderers/hub_profiles.py",
+        source,
         node_selector={NODEPOOL_LABEL: pool.name},
         tolerations=(dict(pod_requests.GPU_TOLERATION),),
     )

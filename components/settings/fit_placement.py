@@ -27,7 +27,7 @@ class GroupFit:
     pods: tuple[PodShape, ...]  # placed here (fixed group) or that must fit one node (pool)
     requested: Allocatable
     largest: PodShape | None
-    misfit: str | None  # why a pod does not fit, None when all do
+    misfit: str | None  # a packed group: why a pod it must hold does not fit; None when all do
 
     @property
     def free(self) -> Allocatable:
@@ -64,104 +64,99 @@ def _total(pods: tuple[PodShape, ...] | list[PodShape]) -> Allocatable:
     return sum((pod.requests for pod in pods), NO_REQUEST)
 
 
-def _pack(group: NodeGroup, pods: list[Placed], all_daemonsets: tuple[PodShape, ...]) -> tuple[GroupFit, Placed | None]:
-    """First-fit decreasing onto the fixed group's nodes of its smallest type; the first pod left over, if any."""
+def _minus(a: Allocatable, b: Allocatable) -> Allocatable:
+    return Allocatable(a.cpu_millicores - b.cpu_millicores, a.memory_mib - b.memory_mib)
+
+
+def node_room(group: NodeGroup, instance_type: str, all_daemonsets: tuple[PodShape, ...]) -> Allocatable:
+    """What one node of this type leaves pods once the DaemonSets that take it are placed."""
+    return _minus(group.allocatable(instance_type), _total(_group_daemonsets(group, instance_type, all_daemonsets)))
+
+
+def _pack(group: NodeGroup, pods: list[PodShape], all_daemonsets: tuple[PodShape, ...]) -> GroupFit:
+    """First-fit decreasing onto the packed group's nodes of its smallest type (one per node where a pod asks)."""
     instance_type, nodes = group.smallest, group.fixed_nodes or 0
     ds = _group_daemonsets(group, instance_type, all_daemonsets)
     per_node = group.allocatable(instance_type)
-    free = [per_node + Allocatable(-_total(ds).cpu_millicores, -_total(ds).memory_mib)] * nodes
+    free = [_minus(per_node, _total(ds))] * nodes
     holds: list[set[str]] = [set() for _ in range(nodes)]
-    replicas = sorted(
-        ((p, placed) for placed in pods for p in [placed.pod] * placed.pod.count),
-        key=lambda x: _size(x[0]),
-        reverse=True,
-    )
-    left: Placed | None = None
-    for pod, placed in replicas:
+    replicas = sorted((pod for pod in pods for _ in range(pod.count)), key=_size, reverse=True)
+    misfit = None
+    for pod in replicas:
         node = next(
             (i for i in range(nodes) if _fits(pod, free[i]) and not (pod.one_per_node and pod.name in holds[i])), None
         )
         if node is None:
-            left = left or placed
-            continue
-        free[node] = Allocatable(
-            free[node].cpu_millicores - pod.requests.cpu_millicores, free[node].memory_mib - pod.requests.memory_mib
-        )
-        holds[node].add(pod.name)
-    placed_pods = tuple(p for p, _ in replicas)
-    requested = Allocatable(_total(ds).cpu_millicores * nodes, _total(ds).memory_mib * nodes) + _total(placed_pods)
-    largest = max(placed_pods, key=_size, default=None)
-    misfit = None
-    if left is not None:
-        misfit = (
-            f"{_describe(left.pod)} does not fit the {nodes} x {instance_type} {group.name} nodes beside the others "
-            f"({per_node.cpu_millicores}m, {per_node.memory_mib} MiB allocatable per node; DaemonSets "
-            f"{_total(ds).cpu_millicores}m per node; {requested.cpu_millicores}m requested in all); use a larger "
-            "instance type or more nodes (desiredSize)"
-        )
-    all_nodes = Allocatable(per_node.cpu_millicores * nodes, per_node.memory_mib * nodes)
-    return GroupFit(group, instance_type, nodes, all_nodes, ds, placed_pods, requested, largest, misfit), left
-
-
-def _pool_fit(group: NodeGroup, pods: list[PodShape], all_daemonsets: tuple[PodShape, ...]) -> GroupFit:
-    """A pool: per node of its smallest type; every pod must fit one node of some type of the pool."""
-    largest = max(pods, key=_size, default=None)
-    misfit = None
-    for pod in sorted(pods, key=_size, reverse=True):
-        room = [
-            group.allocatable(t) + Allocatable(-_total(ds).cpu_millicores, -_total(ds).memory_mib)
-            for t in group.instance_types
-            for ds in [_group_daemonsets(group, t, all_daemonsets)]
-        ]
-        if not any(_fits(pod, free) for free in room):
-            best = max(room, key=lambda a: (a.cpu_millicores, a.memory_mib))
-            misfit = (
-                f"{_describe(pod)} fits no node of {group.name} (at most {best.cpu_millicores}m and "
-                f"{best.memory_mib} MiB free on one node after its DaemonSets); add a larger instance type"
+            misfit = misfit or (
+                f"{_describe(pod)} does not fit on the {nodes} x {instance_type} {group.name} nodes beside the other "
+                f"pods there ({per_node.cpu_millicores}m / {per_node.memory_mib} MiB allocatable per node, "
+                f"DaemonSets {_total(ds).cpu_millicores}m / {_total(ds).memory_mib} MiB per node, most free on one "
+                f"node {max(f.cpu_millicores for f in free)}m); use a larger instance type or more nodes (desiredSize)"
             )
-            break
+            continue
+        free[node] = _minus(free[node], pod.requests)
+        holds[node].add(pod.name)
+    requested = Allocatable(_total(ds).cpu_millicores * nodes, _total(ds).memory_mib * nodes) + _total(replicas)
+    all_nodes = Allocatable(per_node.cpu_millicores * nodes, per_node.memory_mib * nodes)
+    largest = max(replicas, key=_size, default=None)
+    return GroupFit(group, instance_type, nodes, all_nodes, ds, tuple(replicas), requested, largest, misfit)
+
+
+def _per_node(group: NodeGroup, pods: list[PodShape], all_daemonsets: tuple[PodShape, ...]) -> GroupFit:
+    """A group that scales (or GPU pods that may go elsewhere): one node of its smallest type."""
     instance_type = group.smallest
     ds = _group_daemonsets(group, instance_type, all_daemonsets)
+    largest = max(pods, key=_size, default=None)
     return GroupFit(
-        group, instance_type, 1, group.allocatable(instance_type), ds, tuple(pods), _total(ds), largest, misfit
+        group, instance_type, 1, group.allocatable(instance_type), ds, tuple(pods), _total(ds), largest, None
     )
 
 
-def group_fits(settings: StackSettings) -> tuple[GroupFit, ...]:
-    """Every node group's fit, in `node_groups` order, and (key, message) of the first pod that fits nowhere."""
-    return _place(settings)[0]
+def _misfit_nowhere(placed: Placed, takers: list[NodeGroup], all_daemonsets: tuple[PodShape, ...]) -> str | None:
+    """Why a pod that goes to a scaling group fits no node of any group that takes it (None: it fits one)."""
+    if not takers:
+        return f"{placed.key}: {_describe(placed.pod)} can run on no node group of this stack (its selector and tolerations)"
+    rooms = [(g, node_room(g, t, all_daemonsets)) for g in takers for t in g.instance_types]
+    if any(_fits(placed.pod, room) for _, room in rooms):
+        return None
+    group, best = max(rooms, key=lambda gr: (gr[1].cpu_millicores, gr[1].memory_mib))
+    return (
+        f"{group.key}: {_describe(placed.pod)} fits no node of {', '.join(g.name for g in takers)} (at most "
+        f"{best.cpu_millicores}m / {best.memory_mib} MiB free on one node once its DaemonSets run); add a larger "
+        "instance type"
+    )
 
 
-def _place(settings: StackSettings) -> tuple[tuple[GroupFit, ...], tuple[str, str] | None]:
+def _place(settings: StackSettings) -> tuple[tuple[GroupFit, ...], list[str]]:
     groups = node_groups(settings)
     all_ds = daemonsets(settings)
-    on_group: dict[str, list[Placed]] = {group.name: [] for group in groups}
-    nowhere: tuple[str, str] | None = None
+    on_group: dict[str, list[PodShape]] = {group.name: [] for group in groups}
+    problems: list[str] = []
     for placed in workloads(settings):
         takers = [g for g in groups if pod_requests.can_run(placed.pod, _node_labels(g, g.smallest), g.taints)]
-        fixed = [g for g in takers if g.fixed_nodes is not None]
-        if not takers:
-            nowhere = nowhere or (placed.key, f"{_describe(placed.pod)} can run on no node group of this stack")
-        for group in fixed[:1] or takers:
-            on_group[group.name].append(placed)
-    fits: list[GroupFit] = []
-    for group in groups:
-        if group.fixed_nodes is not None:
-            fit, _ = _pack(group, on_group[group.name], all_ds)
-        else:
-            fit = _pool_fit(group, [p.pod for p in on_group[group.name]], all_ds)
-        fits.append(fit)
-    return tuple(fits), nowhere
+        packed = [g for g in takers if g.packed]
+        # The system nodes are the only nodes at creation: whatever they can take, they must hold.
+        for group in packed[:1] or takers:
+            on_group[group.name].append(placed.pod)
+        problem = None if packed else _misfit_nowhere(placed, takers, all_ds)
+        if problem is not None:
+            problems.append(problem)
+    fits = tuple(
+        _pack(g, on_group[g.name], all_ds) if g.packed else _per_node(g, on_group[g.name], all_ds) for g in groups
+    )
+    return fits, [f"{fit.group.key}: {fit.misfit}" for fit in fits if fit.misfit] + problems
+
+
+def group_fits(settings: StackSettings) -> tuple[GroupFit, ...]:
+    """Every node group's fit, in `fit.node_groups` order."""
+    return _place(settings)[0]
 
 
 def check(settings: StackSettings) -> None:
     """ValueError("<key>: ...") naming the group's key when a pod the plan runs fits nowhere."""
-    fits, nowhere = _place(settings)
-    for fit in fits:
-        if fit.misfit is not None:
-            raise ValueError(f"{fit.group.key}: {fit.misfit}")
-    if nowhere is not None:
-        raise ValueError(f"{nowhere[0]}: {nowhere[1]}")
+    problems = _place(settings)[1]
+    if problems:
+        raise ValueError(problems[0])
     cpu = settings.karpenter.cpu_user_pool
     if settings.cpu_user_pool_enabled:
         need = min(gpu_catalog.vcpus(t) for t in cpu.instance_types)
