@@ -37,6 +37,7 @@ Expression = tuple[str, str, tuple[str, ...]]
 TOLERATE_ALL: Final[tuple[Toleration, ...]] = ({"operator": "Exists"},)
 CRITICAL_ADDONS_ONLY: Final[Toleration] = {"key": "CriticalAddonsOnly", "operator": "Exists"}
 SYSTEM_SELECTOR: Final = {OS_LABEL: "linux", SYSTEM_NODE_LABEL_KEY: SYSTEM_NODE_LABEL_VALUE}
+SYSTEM_NODES_ONLY: Final = {SYSTEM_NODE_LABEL_KEY: SYSTEM_NODE_LABEL_VALUE}
 NOT_KARPENTER: Final[tuple[Expression, ...]] = ((NODEPOOL_LABEL, "DoesNotExist", ()),)
 
 
@@ -226,9 +227,9 @@ CLOUDWATCH_OPERATOR: Final = PodShape(
 )
 # The hub and the proxy: zero-to-jupyterhub 4.4.0 values.yaml `hub.resources: {}` and `proxy.chp.resources: {}`
 # (no requests; this program sets none), pinned to the system nodes by renderers/hub_values.py.
-HUB: Final = PodShape("hub", na.NO_REQUEST, "zero-to-jupyterhub 4.4.0 hub.resources", node_selector=SYSTEM_SELECTOR)
+HUB: Final = PodShape("hub", na.NO_REQUEST, "zero-to-jupyterhub 4.4.0 hub.resources", node_selector=SYSTEM_NODES_ONLY)
 PROXY: Final = PodShape(
-    "proxy", na.NO_REQUEST, "zero-to-jupyterhub 4.4.0 proxy.chp.resources", node_selector=SYSTEM_SELECTOR
+    "proxy", na.NO_REQUEST, "zero-to-jupyterhub 4.4.0 proxy.chp.resources", node_selector=SYSTEM_NODES_ONLY
 )
 # The lab timetable's CronJob pods (renderers/timetable_manifests.py reads this): system nodes, never a Karpenter node.
 TIMETABLE_JOB_REQUESTS: Final = Allocatable(50, 64)

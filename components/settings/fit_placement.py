@@ -73,7 +73,7 @@ def node_room(group: NodeGroup, instance_type: str, all_daemonsets: tuple[PodSha
     return _minus(group.allocatable(instance_type), _total(_group_daemonsets(group, instance_type, all_daemonsets)))
 
 
-def _pack(group: NodeGroup, pods: list[PodShape], all_daemonsets: tuple[PodShape, ...]) -> GroupFit:
+def pack(group: NodeGroup, pods: list[PodShape], all_daemonsets: tuple[PodShape, ...]) -> GroupFit:
     """First-fit decreasing onto the packed group's nodes of its smallest type (one per node where a pod asks)."""
     instance_type, nodes = group.smallest, group.fixed_nodes or 0
     ds = _group_daemonsets(group, instance_type, all_daemonsets)
@@ -142,7 +142,7 @@ def _place(settings: StackSettings) -> tuple[tuple[GroupFit, ...], list[str]]:
         if problem is not None:
             problems.append(problem)
     fits = tuple(
-        _pack(g, on_group[g.name], all_ds) if g.packed else _per_node(g, on_group[g.name], all_ds) for g in groups
+        pack(g, on_group[g.name], all_ds) if g.packed else _per_node(g, on_group[g.name], all_ds) for g in groups
     )
     return fits, [f"{fit.group.key}: {fit.misfit}" for fit in fits if fit.misfit] + problems
 
