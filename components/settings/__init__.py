@@ -18,7 +18,7 @@ modules import only each other and the fact modules, never a component or a rend
 Callers import from `components.settings`: every name a caller uses is re-exported here (tests/test_settings_package.py).
 """
 
-from components.settings import capacity
+from components.settings import capacity, fit, fit_placement
 from components.settings.cluster import (
     ClusterSettings,
     ControlPlaneLogType,
@@ -165,5 +165,7 @@ __all__ = [
     "allowed_config_keys",
     "capacity",
     "config_key",
+    "fit",
+    "fit_placement",
     "load_settings",
 ]
