@@ -78,7 +78,8 @@ def _gpu_family(value: str) -> str:
 
 
 def _cpu_instance_type(value: str) -> str:
-    """A CPU-only instance type the catalog knows (components/facts/gpu_catalog.py), so its nodes can be sized."""
+    """A CPU-only type of the catalog, so the fit model can size its nodes: families m5, m6i, m6a, m7i, m7a, c6i,
+    c7i, r6i, r7i; sizes large, xlarge, 2xlarge, 4xlarge, 8xlarge."""
     if value not in gpu_catalog.CPU_INSTANCE_TYPES:
         families = ", ".join(gpu_catalog.CPU_FAMILIES)
         raise ValueError(
