@@ -262,7 +262,7 @@ CASES: list[Case] = [
     Case("hub-unreachable-pool", {f"{HUB}.pools": ["a10g-inference"]}, INVALID, (f"{HUB}.pools",)),
     Case("hub-idle-minutes-out-of-range", {f"{HUB}.idleMinutes": 1441}, INVALID, (f"{HUB}.idleMinutes",)),
     # A week-long notebook needs a pool that drains for a week (expiry never ends a notebook).
-    Case("ok-hub-idle-minutes-bounds", {f"{HUB}.idleMinutes": 5, f"{HUB}.maxHours": 168, f"{POOL}.terminationGracePeriod": "168h1m"}, OK),
+    Case("ok-hub-idle-minutes-bounds", {f"{HUB}.idleMinutes": 5, f"{HUB}.maxHours": 168, f"{POOL}.terminationGracePeriod": "168h1m", "gpu-platform:karpenter.cpuUserPool": {"terminationGracePeriod": "168h1m"}}, OK),
     # The demo's 3 pods hold 3 of the lab's slots all week: 6 learners need 9 (the quota would refuse the 7th slot).
     Case("bad-session-beside-the-demo", {"gpu-platform:labs[0].gpuSlots": 6}, INVALID, ("gpu-platform:labs[0].sessions[0].learners",)),
     Case("bad-hub-outlives-pool-drain", {f"{HUB}.maxHours": 3}, INVALID, (f"{HUB}.maxHours",)),
