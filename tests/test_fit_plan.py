@@ -94,7 +94,7 @@ def test_rendered_pods_request_what_the_table_claims(
         for pod in plan.objects("Pod"):
             spec = pod_spec_of(pod)
             pinned = spec["nodeSelector"].get("karpenter.sh/nodepool")
-            shape = fit.gpu_notebook(settings, pools[pinned]) if pinned else fit.cpu_notebook(settings)
+            shape = fit.gpu_notebook(settings, pools[pinned]) if pinned else fit.cpu_notebook()
             assert_matches(shape, spec, f"{stack} notebook {pod['metadata']['name']}")
             checked.add(shape.source)
         rendered = {

@@ -11,7 +11,7 @@ counts it. Pure: facts only, no settings.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from components.facts import node_allocatable as na
@@ -56,17 +56,7 @@ class PodShape:
     one_per_node: bool = False  # required pod anti-affinity on the hostname
 
     def with_count(self, count: int) -> PodShape:
-        return PodShape(
-            self.name,
-            self.requests,
-            self.source,
-            count,
-            self.daemonset,
-            self.node_selector,
-            self.affinity,
-            self.tolerations,
-            self.one_per_node,
-        )
+        return replace(self, count=count)
 
 
 def tolerates(tolerations: tuple[Toleration, ...], taint: Mapping[str, str]) -> bool:

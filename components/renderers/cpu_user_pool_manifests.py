@@ -11,19 +11,14 @@ root) with the standard AMI variant the alias resolves for CPU types, and no use
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from components.facts.constants import (
-    AL2023_AMI_RELEASE,
     ARCH_LABEL,
     CAPACITY_TYPE_LABEL,
     INSTANCE_GPU_COUNT_LABEL,
     INSTANCE_TYPE_LABEL,
-    KARPENTER_DISCOVERY_TAG,
-    NODE_METADATA_OPTIONS,
     OS_LABEL,
-    ROOT_DEVICE_NAME,
-    ROOT_VOLUME_TYPE,
     USER_NODE_LABEL_KEY,
     USER_NODE_LABEL_VALUE,
     USER_TAINT,
@@ -34,15 +29,14 @@ from components.renderers.karpenter_manifests import (
     NODECLASS_GROUP,
     NODEPOOL_API_VERSION,
     Manifest,
-    nodeclass_tags,
+    base_node_class_spec,
     requirement,
 )
-from components.settings import CpuUserPoolSettings
+from components.settings import CpuUserPoolSettings, RootVolumeSettings
 
-# Room for a multi-GB notebook image and its unpacked layers; gp3's baseline IOPS and throughput (free).
-ROOT_VOLUME_GIB: Final = 60
-ROOT_VOLUME_IOPS: Final = 3000
-ROOT_VOLUME_THROUGHPUT_MIBPS: Final = 125
+# Room for a multi-GB notebook image and its unpacked layers; gp3's baseline IOPS and throughput (no extra cost);
+# encrypted, deleted with the node.
+ROOT_VOLUME: Final = RootVolumeSettings(size_gib=60, iops=3000, throughput_mibps=125)
 
 
 def node_labels() -> dict[str, str]:
@@ -88,32 +82,9 @@ def node_pool(pool: CpuUserPoolSettings) -> Manifest:
 def node_class(
     pool: CpuUserPoolSettings, cluster_name: str, tags: Mapping[str, str], *, node_role_name: str
 ) -> Manifest:
-    """The CPU user pool's EC2NodeClass (same name): pinned AL2023 standard variant, IMDSv2, encrypted gp3 root."""
-    spec: dict[str, Any] = {
-        "role": node_role_name,
-        # The alias resolves the standard (non-NVIDIA) AMI for CPU instance types; pinned like the GPU pools'.
-        "amiSelectorTerms": [{"alias": f"al2023@{AL2023_AMI_RELEASE}"}],
-        "subnetSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: cluster_name}}],
-        "securityGroupSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: cluster_name}}],
-        "blockDeviceMappings": [
-            {
-                "deviceName": ROOT_DEVICE_NAME,
-                "rootVolume": True,
-                "ebs": {
-                    "volumeSize": f"{ROOT_VOLUME_GIB}Gi",
-                    "volumeType": ROOT_VOLUME_TYPE,
-                    "iops": ROOT_VOLUME_IOPS,
-                    "throughput": ROOT_VOLUME_THROUGHPUT_MIBPS,
-                    "encrypted": True,
-                    "deleteOnTermination": True,
-                },
-            }
-        ],
-        "metadataOptions": dict(NODE_METADATA_OPTIONS),
-        # The fit model counts kube-reserved memory for this many pods (node_allocatable.CPU_USER_MAX_PODS).
-        "kubelet": {"maxPods": CPU_USER_MAX_PODS},
-    }
-    node_tags = nodeclass_tags(tags)
-    if node_tags:
-        spec["tags"] = node_tags
+    """The CPU user pool's EC2NodeClass (same name): the GPU pools' base (karpenter_manifests), the standard AMI
+    variant, no userData of ours; kubelet maxPods as the fit model counts it (node_allocatable.CPU_USER_MAX_PODS)."""
+    spec = base_node_class_spec(
+        cluster_name, tags, ROOT_VOLUME, max_pods=CPU_USER_MAX_PODS, node_role_name=node_role_name
+    )
     return {"apiVersion": NODECLASS_API_VERSION, "kind": "EC2NodeClass", "metadata": {"name": pool.name}, "spec": spec}

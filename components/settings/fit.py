@@ -173,12 +173,12 @@ def workloads(settings: StackSettings) -> tuple[Placed, ...]:
         found.append(Placed(pod_requests.EFS_CSI_CONTROLLER, "labs"))
     for index, hub in hubs:
         key = f"labs.{index}.hub"
-        found += [Placed(pod_requests.HUB, key), Placed(pod_requests.PROXY, key), Placed(cpu_notebook(settings), key)]
+        found += [Placed(pod_requests.HUB, key), Placed(pod_requests.PROXY, key), Placed(cpu_notebook(), key)]
         found += [Placed(gpu_notebook(settings, pool), f"{key}.pools") for pool in settings.hub_pools(hub)]
     return tuple(found)
 
 
-def cpu_notebook(settings: StackSettings) -> PodShape:
+def cpu_notebook() -> PodShape:
     """The hub's CPU profile: the CPU user pool's label and toleration (renderers/hub_profiles.py)."""
     return PodShape(
         "notebook (cpu profile)",
