@@ -34,7 +34,8 @@ def fit_lines(settings: StackSettings) -> list[str]:
             f"{_amount(fit.free):>22}  {biggest}"
         )
         lines.append(f"    DaemonSets: {', '.join(ds.name for ds in fit.daemonsets)}")
-        lines.append(f"    pods: {_names(fit)}")
+        roomiest = f" (most free on one node: {_amount(fit.most_free_on_a_node)})" if fit.most_free_on_a_node else ""
+        lines.append(f"    pods: {_names(fit)}{roomiest}")
     lines.append(
         "  (the system group: all its nodes, requested = DaemonSets on each + every pod placed there; any other group: "
         "one node of its smallest type, requested = its DaemonSets; each of its pods fits one node of some type)"

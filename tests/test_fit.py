@@ -49,6 +49,9 @@ def test_staging_system_group_figures_by_hand(settings: dict[str, StackSettings]
     assert system.requested == Allocatable(2 * 410, 2 * 208) + pods == Allocatable(3170, 2732)
     assert sum((ds.requests for ds in system.daemonsets), NO_REQUEST) == daemonsets_per_node
     assert system.free == Allocatable(690, 9292)
+    # First fit by size: a controller per node, then CoreDNS x2, the operator and the job on the first node
+    # (1520 - 1000 - 350 = 170m left); the other keeps 1520 - 1000 = 520m and 5804 - 1024 = 4780 MiB.
+    assert system.most_free_on_a_node == Allocatable(520, 4780)
     assert system.largest is not None and system.largest.name == "karpenter" and system.misfit is None
 
 

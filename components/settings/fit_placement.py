@@ -28,6 +28,7 @@ class GroupFit:
     requested: Allocatable
     largest: PodShape | None
     misfit: str | None  # a packed group: why a pod it must hold does not fit; None when all do
+    most_free_on_a_node: Allocatable | None = None  # a packed group: the roomiest node once everything is placed
 
     @property
     def free(self) -> Allocatable:
@@ -99,7 +100,8 @@ def pack(group: NodeGroup, pods: list[PodShape], all_daemonsets: tuple[PodShape,
     requested = Allocatable(_total(ds).cpu_millicores * nodes, _total(ds).memory_mib * nodes) + _total(replicas)
     all_nodes = Allocatable(per_node.cpu_millicores * nodes, per_node.memory_mib * nodes)
     largest = max(replicas, key=_size, default=None)
-    return GroupFit(group, instance_type, nodes, all_nodes, ds, tuple(replicas), requested, largest, misfit)
+    roomiest = max(free, key=lambda f: (f.cpu_millicores, f.memory_mib), default=None)
+    return GroupFit(group, instance_type, nodes, all_nodes, ds, tuple(replicas), requested, largest, misfit, roomiest)
 
 
 def _per_node(group: NodeGroup, pods: list[PodShape], all_daemonsets: tuple[PodShape, ...]) -> GroupFit:
