@@ -15,7 +15,7 @@ import pulumi_kubernetes as k8s
 
 from components.facts import timetable
 from components.facts.constants import KARPENTER_CHART_REPO, KARPENTER_NAMESPACE, KARPENTER_VERSION
-from components.renderers import karpenter_manifests, karpenter_values, timetable_manifests
+from components.renderers import cpu_user_pool_manifests, karpenter_manifests, karpenter_values, timetable_manifests
 from components.resources import karpenter_aws
 from components.resources.warm_headroom import create_warm_headroom
 from components.settings import NodePoolSettings, StackSettings, capacity
@@ -101,6 +101,8 @@ class Karpenter(pulumi.ComponentResource):
             buffer = self._gpu_pool(name, settings, pool, args.k8s_provider, karpenter_ready, node_identity.ready)
             if buffer is not None:
                 self.capacity_buffers[pool.name] = buffer
+        if settings.cpu_user_pool_enabled:
+            self._cpu_user_pool(name, settings, args.k8s_provider, karpenter_ready, node_identity.ready)
 
         self.register_outputs(
             {
@@ -156,6 +158,39 @@ class Karpenter(pulumi.ComponentResource):
                     args.coredns,
                 ],
             ),
+        )
+
+    def _cpu_user_pool(
+        self,
+        name: str,
+        settings: StackSettings,
+        provider: k8s.Provider,
+        karpenter_ready: list[pulumi.Resource],
+        node_identity: list[pulumi.Resource],
+    ) -> None:
+        """The learners' CPU user pool: its EC2NodeClass (the GPU pools' node role), then its NodePool."""
+        pool = settings.karpenter.cpu_user_pool
+        node_class = self.node_role.name.apply(
+            lambda role: cpu_user_pool_manifests.node_class(
+                pool, settings.cluster_name, settings.tags, node_role_name=role
+            )
+        )
+        node_class_cr = k8s.apiextensions.CustomResource(
+            f"{name}-{pool.name}-nodeclass",
+            api_version=karpenter_manifests.NODECLASS_API_VERSION,
+            kind="EC2NodeClass",
+            metadata=node_class.apply(lambda obj: obj["metadata"]),
+            spec=node_class.apply(lambda obj: obj["spec"]),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*karpenter_ready, *node_identity]),
+        )
+        node_pool = cpu_user_pool_manifests.node_pool(pool)
+        k8s.apiextensions.CustomResource(
+            f"{name}-{pool.name}-nodepool",
+            api_version=node_pool["apiVersion"],
+            kind=node_pool["kind"],
+            metadata=node_pool["metadata"],
+            spec=node_pool["spec"],
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*karpenter_ready, node_class_cr]),
         )
 
     def _gpu_pool(

@@ -16,6 +16,7 @@ from components.renderers.timetable_report import TimetabledPool, node_lifetimes
 from components.resources.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
 from components.settings import REGION_KEY, StackSettings, capacity, config_key
 from components.settings.rules_hub import hub_warnings
+from offline.fit_summary import fit_lines
 from offline.plan import Plan
 
 
@@ -49,6 +50,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
     lines += _timetable_lines(settings)
     lines += _node_lifetime_lines(settings)
     lines += _hub_lines(settings)
+    lines += fit_lines(settings)
     return "\n".join([*lines, *_access_lines(settings), *_placeholder_lines(settings)])
 
 

@@ -213,6 +213,14 @@ CASES: list[Case] = [
     Case("bad-karpenter-enabled", {"gpu-platform:karpenter.enabled": "maybe"}, INVALID, ("gpu-platform:karpenter.enabled",)),
     Case("bad-karpenter-replicas", {"gpu-platform:karpenter.replicas": 0}, INVALID, ("gpu-platform:karpenter.replicas",)),
     Case("karpenter-replicas-vs-system", {"gpu-platform:karpenter.replicas": 3}, INVALID, ("gpu-platform:karpenter.replicas",)),
+    Case("ok-cpu-user-pool-spot", {"gpu-platform:karpenter.cpuUserPool": {"capacityType": "spot", "instanceTypes": ["m7i.xlarge"], "cpuLimit": 4, "consolidateAfter": "1m"}}, OK),
+    Case("cpu-user-pool-too-small", {"gpu-platform:karpenter.cpuUserPool": {"instanceTypes": ["c6i.large"]}}, INVALID, ("gpu-platform:karpenter.cpuUserPool.instanceTypes",)),
+    Case("bad-cpu-user-type", {"gpu-platform:karpenter.cpuUserPool": {"instanceTypes": ["g4dn.xlarge"]}}, INVALID, ("gpu-platform:karpenter.cpuUserPool.instanceTypes[0]",)),
+    Case("bad-cpu-user-capacity", {"gpu-platform:karpenter.cpuUserPool": {"capacityType": "reserved"}}, INVALID, ("gpu-platform:karpenter.cpuUserPool.capacityType",)),
+    Case("cpu-user-limit-below-a-node", {"gpu-platform:karpenter.cpuUserPool": {"instanceTypes": ["m6i.xlarge"], "cpuLimit": 2}}, INVALID, ("gpu-platform:karpenter.cpuUserPool.cpuLimit",)),
+    Case("cpu-user-name-clash", {"gpu-platform:karpenter.cpuUserPool": {"name": "g4-nodepool"}}, INVALID, ("gpu-platform:karpenter.cpuUserPool.name",)),
+    Case("cpu-user-grace-below-max-hours", {"gpu-platform:karpenter.cpuUserPool": {"terminationGracePeriod": "1h"}}, INVALID, (f"{HUB}.maxHours",)),
+    Case("unknown-system-type", {"gpu-platform:systemNodes.instanceTypes": ["m6i.metal"]}, INVALID, ("gpu-platform:systemNodes.instanceTypes[0]",)),
     Case("duplicate-pool-names", {"gpu-platform:karpenter.nodePools[1]": {"name": "g4-nodepool", "instanceTypes": ["g4dn.xlarge"]}}, INVALID, ("gpu-platform:karpenter.nodePools[1].name",)),
     Case("bad-pool-name", {f"{POOL}.name": "G4_pool"}, INVALID, (f"{POOL}.name",)),
     Case("bad-pool-family", {f"{POOL}.instanceTypes": DELETE, f"{POOL}.instanceFamilies": ["m5"]}, INVALID, (f"{POOL}.instanceFamilies[0]",)),
@@ -308,7 +316,7 @@ CASES: list[Case] = [
     Case("hub-unreachable-pool", {f"{HUB}.pools": ["a10g-inference"]}, INVALID, (f"{HUB}.pools",)),
     Case("hub-idle-minutes-out-of-range", {f"{HUB}.idleMinutes": 1441}, INVALID, (f"{HUB}.idleMinutes",)),
     # A week-long notebook needs a pool that drains for a week (expiry never ends a notebook).
-    Case("ok-hub-idle-minutes-bounds", {f"{HUB}.idleMinutes": 5, f"{HUB}.maxHours": 168, f"{POOL}.terminationGracePeriod": "168h1m"}, OK),
+    Case("ok-hub-idle-minutes-bounds", {f"{HUB}.idleMinutes": 5, f"{HUB}.maxHours": 168, f"{POOL}.terminationGracePeriod": "168h1m", "gpu-platform:karpenter.cpuUserPool": {"terminationGracePeriod": "168h1m"}}, OK),
     # The demo's 3 pods hold 3 of the lab's slots all week: 6 learners need 9 (the quota would refuse the 7th slot).
     Case("bad-session-beside-the-demo", {"gpu-platform:labs[0].gpuSlots": 6}, INVALID, ("gpu-platform:labs[0].sessions[0].learners",)),
     # Sessions of one lab in class at once share its gpuSlots (the weekly step function, demo pods included).

@@ -109,7 +109,7 @@ def test_a_good_file_synths(corpus_project: Path, tmp_path: Path, case: Case) ->
 
 
 # One per class: what a user sees from the real command line.
-SUBPROCESS_CASES = ["dup-in-pool", "typo-namespace", "empty-cluster-name", "karpenter-off-with-pools", "cron-words", "keys-not-under-config", "secret-tag", "snake-block-key", "hub-login-typo", "pool-mixes-gpu-counts"]  # fmt: skip
+SUBPROCESS_CASES = ["dup-in-pool", "typo-namespace", "empty-cluster-name", "karpenter-off-with-pools", "cron-words", "keys-not-under-config", "secret-tag", "snake-block-key", "hub-login-typo", "pool-mixes-gpu-counts", "cpu-user-pool-too-small"]  # fmt: skip
 
 
 @pytest.mark.parametrize("case_id", SUBPROCESS_CASES)

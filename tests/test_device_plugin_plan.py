@@ -55,6 +55,18 @@ def config_of(plan: Plan, daemon_set: dict[str, Any]) -> tuple[str, dict[str, An
     return text, yaml.safe_load(text)
 
 
+def excludes_gpus(pool: dict[str, Any]) -> bool:
+    """A NodePool that can never launch a GPU instance (the learners' CPU user pool)."""
+    requirements = pool["spec"]["template"]["spec"]["requirements"]
+    return any(
+        r["key"] == "karpenter.k8s.aws/instance-gpu-count" and r["operator"] == "DoesNotExist" for r in requirements
+    )
+
+
+def gpu_node_pools(plan: Plan) -> list[dict[str, Any]]:
+    return [pool for pool in plan.objects("NodePool") if not excludes_gpus(pool)]
+
+
 def gpu_node_sources(plan: Plan) -> dict[str, tuple[dict[str, str], list[dict[str, str]]]]:
     """Every source of GPU nodes in the plan -> (node labels, node taints in Kubernetes spelling)."""
     sources = {}
@@ -63,7 +75,7 @@ def gpu_node_sources(plan: Plan) -> dict[str, tuple[dict[str, str], list[dict[st
         if GPU_LABEL_KEY in labels:
             taints = [{**t, "effect": EKS_EFFECTS[t["effect"]]} for t in group["inputs"].get("taints") or []]
             sources[f"managed node group {group['name']}"] = (labels, taints)
-    for pool in plan.objects("NodePool"):
+    for pool in gpu_node_pools(plan):
         template = pool["spec"]["template"]
         sources[f"NodePool {pool['metadata']['name']}"] = (
             template.get("metadata", {}).get("labels", {}),
@@ -138,6 +150,8 @@ def test_every_gpu_node_runs_exactly_one_plugin_and_system_nodes_none(
         )
     system = system_node_labels(plan)
     assert system
+    # Nor on the CPU user pool's nodes.
+    system += [p["spec"]["template"]["metadata"]["labels"] for p in plan.objects("NodePool") if excludes_gpus(p)]
     for labels in system:
         assert not any(pod_can_land_on(ds["spec"]["template"]["spec"], labels) for ds in daemon_sets)
 
@@ -159,7 +173,7 @@ def test_the_plugin_makes_the_node_overlay_capacity_true(stack: str, plans: dict
     """Karpenter is told physical GPUs x replicas; the plugin on that pool's nodes shares each GPU that many ways."""
     plan = plans[stack]
     daemon_sets = plugin_daemon_sets(plan)
-    for pool in plan.objects("NodePool"):
+    for pool in gpu_node_pools(plan):
         name = pool["metadata"]["name"]
         labels = pool["spec"]["template"]["metadata"]["labels"]
         (daemon_set,) = [ds for ds in daemon_sets if pod_can_land_on(ds["spec"]["template"]["spec"], labels)]

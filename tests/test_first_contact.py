@@ -26,7 +26,14 @@ from components.facts.constants import (
     managed_gpu_node_group_name,
 )
 from components.renderers.demo_manifests import demo_affinity, demo_deployment, place_demo_deployment
-from components.settings import SUPPORTED_KUBERNETES_VERSIONS, SettingsError, StackSettings, capacity, load_settings
+from components.settings import (
+    SUPPORTED_KUBERNETES_VERSIONS,
+    CpuUserPoolSettings,
+    SettingsError,
+    StackSettings,
+    capacity,
+    load_settings,
+)
 from offline.mocks import availability_zones
 from offline.plan import Plan
 from offline.project_copy import copy_program
@@ -86,7 +93,8 @@ def test_managed_gpu_group_runs_the_ami_release_karpenter_pins(
 ) -> None:
     settings = load_settings(managed_group_config)
     group = managed_group_plan.one(MANAGED_NODE_GROUP, GPU_GROUP_NAME)["inputs"]
-    (node_class,) = managed_group_plan.objects("EC2NodeClass")
+    user_pool = settings.karpenter.cpu_user_pool.name
+    (node_class,) = [n for n in managed_group_plan.objects("EC2NodeClass") if n["metadata"]["name"] != user_pool]
     (alias,) = [term["alias"] for term in node_class["spec"]["amiSelectorTerms"]]
     karpenter_date = alias.removeprefix("al2023@v")
     assert group["releaseVersion"] == f"{AL2023_AMI_KUBERNETES_PATCH[settings.kubernetes_version]}-{karpenter_date}"
@@ -227,7 +235,9 @@ def test_without_the_managed_group_the_demo_goes_to_karpenter_without_waiting(st
     spec = deployment["spec"]["template"]["spec"]
     assert "affinity" not in spec
     for pool in plan.objects("NodePool"):
-        assert pod_can_land_on(spec, pool["spec"]["template"]["metadata"]["labels"])
+        # Every GPU pool takes it; the learners' CPU user pool never does.
+        gpu_pool = pool["metadata"]["name"] != CpuUserPoolSettings().name
+        assert pod_can_land_on(spec, pool["spec"]["template"]["metadata"]["labels"]) == gpu_pool
     (resource,) = plan.of_type("kubernetes:apps/v1:Deployment")
     node_groups = {r["urn"] for r in plan.of_type(MANAGED_NODE_GROUP)}
     assert not node_groups & set(resource["dependencies"])

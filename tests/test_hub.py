@@ -35,7 +35,14 @@ from components.facts.constants import (
     SYSTEM_NAMESPACE,
 )
 from components.hub import SECRET_TRAITS, lab_profiles, profile_pools
-from components.renderers import hub_database, hub_notebook_pod, hub_profiles, hub_storage, hub_values
+from components.renderers import (
+    cpu_user_pool_manifests,
+    hub_database,
+    hub_notebook_pod,
+    hub_profiles,
+    hub_storage,
+    hub_values,
+)
 from components.renderers.gpu_admission_policy import admission_objects, admission_policy
 from components.renderers.lab_manifests import CONTAINER_DEFAULT_REQUESTS, lab_objects, lab_resource_quota
 from components.settings import LabSettings, StackSettings, load_settings
@@ -352,7 +359,13 @@ def test_gpu_notebooks_take_one_slot_on_their_pool_and_cpu_notebooks_none(settin
             )
             assert pod_can_land_on(spec, {NODEPOOL_LABEL: profile.pool, "gpu-platform.io/gpu-sharing": sharing.profile})
         else:
-            assert GPU_RESOURCE not in resources["limits"] and "tolerations" not in spec, case
+            # The CPU user pool's nodes: their label passes the selector, their taint is tolerated, a GPU's is not.
+            user_pool = cpu_user_pool_manifests.node_pool(stack_settings.karpenter.cpu_user_pool)
+            template = user_pool["spec"]["template"]
+            assert GPU_RESOURCE not in resources["limits"], case
+            assert pod_can_land_on(spec, template["metadata"]["labels"]), case
+            assert all(any(tolerates(t, taint) for t in spec["tolerations"]) for taint in template["spec"]["taints"])
+            assert not any(tolerates(t, GPU_TAINT) for t in spec["tolerations"]), case
 
 
 # --- the quota: gpuSlots notebooks, not one more ------------------------------------------------------
@@ -397,7 +410,8 @@ def test_gpu_nodes_pre_pull_the_notebook_image(plans: dict[str, Plan], settings:
     for stack in STACKS:
         images = settings[stack].hub_images
         assert images
-        node_classes = plans[stack].objects("EC2NodeClass")
+        gpu_pools = {pool.name for pool in settings[stack].karpenter.node_pools}
+        node_classes = [n for n in plans[stack].objects("EC2NodeClass") if n["metadata"]["name"] in gpu_pools]
         assert node_classes
         for node_class in node_classes:
             assert all(image in node_class["spec"]["userData"] for image in images), stack

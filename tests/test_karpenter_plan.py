@@ -19,6 +19,7 @@ from components.facts.constants import (
 )
 from components.karpenter import controller_inputs, gpu_node_pool, node_class_basis
 from components.renderers import (
+    cpu_user_pool_manifests,
     karpenter_iam,
     karpenter_interruption,
     karpenter_manifests,
@@ -76,13 +77,20 @@ def queue_arn(plan: Plan) -> str:
 # --- Karpenter objects ------------------------------------------------------------------------------------------
 
 
+def gpu_node_pools(settings: Any, plan: Any) -> list[dict[str, Any]]:
+    """The plan's GPU NodePools (not the CPU user pool)."""
+    names = {pool.name for pool in settings.karpenter.node_pools}
+    return [obj for obj in plan.objects("NodePool") if obj["metadata"]["name"] in names]
+
+
 def test_every_karpenter_object_validates_against_the_v1_14_1_crds(stack: Any) -> None:
     settings, plan = stack
     objects = [obj for kind in KINDS for obj in plan.objects(kind)]
     pools = settings.karpenter.node_pools
     sharing_pools = [p for p in pools if settings.sharing_for(p).replicas > 1]
     expected_overlays = sum(len(karpenter_manifests.pool_gpu_counts(p)) for p in sharing_pools)
-    assert len(objects) == 2 * len(pools) + expected_overlays > 0
+    cpu_user_pool = 2 if settings.cpu_user_pool_enabled else 0  # its NodePool and EC2NodeClass
+    assert len(objects) == 2 * len(pools) + expected_overlays + cpu_user_pool > 0
     assert {f"{o['kind']}/{o['metadata']['name']}": validate_custom_resource(o) for o in objects} == {
         f"{o['kind']}/{o['metadata']['name']}": [] for o in objects
     }
@@ -100,6 +108,12 @@ def test_plan_objects_are_exactly_the_rendered_objects(stack: Any) -> None:
             )
         )
         expected.extend(karpenter_manifests.node_overlays(pool, settings.sharing_for(pool)))
+    if settings.cpu_user_pool_enabled:
+        cpu_pool = settings.karpenter.cpu_user_pool
+        expected.append(cpu_user_pool_manifests.node_pool(cpu_pool))
+        expected.append(
+            cpu_user_pool_manifests.node_class(cpu_pool, settings.cluster_name, settings.tags, node_role_name=role)
+        )
 
     def key(obj: dict[str, Any]) -> tuple[str, str]:
         return obj["kind"], obj["metadata"]["name"]
@@ -137,7 +151,7 @@ def test_karpenter_gpu_nodes_look_like_managed_gpu_nodes(stack: Any) -> None:
             {"key": GPU_TAINT["key"], "value": GPU_TAINT["value"], "effect": "NO_SCHEDULE"}
         ]
         assert gpu_group["inputs"]["labels"] == gpu_node_labels(settings.gpu_sharing.profile)
-    for node_pool in plan.objects("NodePool"):
+    for node_pool in gpu_node_pools(settings, plan):
         pool = next(p for p in settings.karpenter.node_pools if p.name == node_pool["metadata"]["name"])
         template = node_pool["spec"]["template"]
         assert template["spec"]["taints"] == [GPU_TAINT]
@@ -155,7 +169,7 @@ def test_capacity_math_in_the_plan(stack: Any) -> None:
         replicas = settings.sharing_for(pools[pool_name]).replicas
         assert int(gpus) in {gpu_catalog.gpu_count(t) for t in pools[pool_name].selected_instance_types}
         assert overlay["spec"]["capacity"] == {GPU_RESOURCE: str(int(gpus) * replicas)}
-    for node_pool in plan.objects("NodePool"):
+    for node_pool in gpu_node_pools(settings, plan):
         pool = pools[node_pool["metadata"]["name"]]
         limit = node_pool["spec"]["limits"][GPU_RESOURCE]
         assert limit == str(pool.gpu_limit * settings.sharing_for(pool).replicas)

@@ -106,14 +106,18 @@ def budget_problem(nodes: str, pool_max_nodes: int) -> str | None:
 def test_node_pool_budgets_never_allow_every_gpu_node(
     plans: dict[str, Plan], settings_of: dict[str, StackSettings], stack: str
 ) -> None:
-    pools = {p.name: p for p in settings_of[stack].karpenter.node_pools}
+    settings = settings_of[stack]
+    pools = {p.name: max_nodes(p) for p in settings.karpenter.node_pools}
+    # The learners' CPU user pool: at most cpuLimit over its smallest type's vCPUs nodes.
+    user_pool = settings.karpenter.cpu_user_pool
+    pools[user_pool.name] = max(1, user_pool.cpu_limit // min(gpu_catalog.vcpus(t) for t in user_pool.instance_types))
     node_pools = plans[stack].objects("NodePool")
     assert {np["metadata"]["name"] for np in node_pools} == set(pools)
     for node_pool in node_pools:
         name = node_pool["metadata"]["name"]
         budgets = node_pool["spec"].get("disruption", {}).get("budgets", DEFAULT_BUDGETS)
         assert budgets, f"{stack}/{name}: an empty budget list leaves disruption unlimited"
-        problems = [p for b in budgets if (p := budget_problem(str(b["nodes"]), max_nodes(pools[name])))]
+        problems = [p for b in budgets if (p := budget_problem(str(b["nodes"]), pools[name]))]
         assert problems == [], f"{stack}/{name}"
 
 

@@ -13,13 +13,22 @@ import components.settings
 from tests.conftest import PROJECT_DIR, parsed
 
 PACKAGE = PROJECT_DIR / "components" / "settings"
-# The facts settings may read: constants, the instance catalog, cron, quantities, node allocatable, the timetable
+# The facts settings may read: constants, the instance catalog, cron, quantities, node allocatable, pod requests, the timetable
 # arithmetic and the config-key rules. None of them imports settings (checked below).
 FACTS = frozenset(
     {"components.facts"}
     | {
         f"components.facts.{name}"
-        for name in ("constants", "gpu_catalog", "cron", "quantity", "node_allocatable", "timetable", "config_rules")
+        for name in (
+            "constants",
+            "gpu_catalog",
+            "cron",
+            "quantity",
+            "node_allocatable",
+            "pod_requests",
+            "timetable",
+            "config_rules",
+        )
     }
 )
 # Where callers live: every `from components.settings import X` there must keep working.

@@ -390,7 +390,11 @@ def test_staging_plan_orders_the_buffer_after_crds_controller_pool_and_template(
     (buffer,) = staging_plan.of_type(BUFFER_TYPE)
     (template,) = staging_plan.of_type(POD_TEMPLATE_TYPE)
     charts = {r["name"]: r["urn"] for r in staging_plan.of_type("kubernetes:helm.sh/v4:Chart")}
-    (node_pool,) = staging_plan.of_type("kubernetes:karpenter.sh/v1:NodePool")
+    (node_pool,) = [
+        r
+        for r in staging_plan.of_type("kubernetes:karpenter.sh/v1:NodePool")
+        if r["name"].endswith("g4-nodepool-nodepool")
+    ]
     assert {charts["karpenter-crd"], charts["karpenter-controller"], node_pool["urn"], template["urn"]} <= set(
         buffer["dependencies"]
     )

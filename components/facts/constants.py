@@ -114,6 +114,15 @@ GPU_TAINT: Final = {"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": GP
 GPU_TOLERATION: Final = {**GPU_TAINT, "operator": "Equal"}
 
 
+# Learners' CPU user nodes (the CPU user NodePool), named as zero-to-jupyterhub names user nodes: the label its
+# `scheduling.userPods.nodeAffinity.matchNodePurpose` matches and the taint `scheduling.userPods.tolerations`
+# tolerates (jupyterhub/zero-to-jupyterhub-k8s jupyterhub/values.yaml and files/hub/jupyterhub_config.py @ 4.4.0).
+USER_NODE_LABEL_KEY: Final = "hub.jupyter.org/node-purpose"
+USER_NODE_LABEL_VALUE: Final = "user"
+USER_TAINT: Final = {"key": "hub.jupyter.org/dedicated", "value": "user", "effect": "NoSchedule"}
+USER_TOLERATION: Final = {**USER_TAINT, "operator": "Equal"}
+
+
 def gpu_node_labels(sharing_profile: str) -> dict[str, str]:
     """Labels every GPU node carries: the GPU label and the device-plugin sharing profile it runs."""
     return {GPU_LABEL_KEY: GPU_LABEL_VALUE, SHARING_PROFILE_LABEL_KEY: sharing_profile}

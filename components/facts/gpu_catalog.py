@@ -1,4 +1,5 @@
-"""NVIDIA GPU instance types this platform knows: the one table of instance facts.
+"""NVIDIA GPU instance types (and the CPU-only types of the system and CPU user nodes) this platform knows: the one
+table of instance facts.
 
 Physical GPUs, GPU model, vCPUs, memory and VPC CNI pod limits per instance type are written here and
 nowhere else (tests/test_instance_facts.py fails on a second table): settings reject non-GPU types with
@@ -97,10 +98,31 @@ _VCPUS_MEMORY_GIB: Final[dict[str, tuple[int, int]]] = {
 }  # fmt: skip
 
 
+# CPU-only types the system node group and the learners' CPU user pool may use (the fit model sizes their nodes):
+# family -> GiB of memory per vCPU, and the sizes known, from the EC2 general purpose / compute / memory optimized
+# instance type pages (every size of these families has exactly that ratio: m 4, c 2, r 8 GiB per vCPU).
+_CPU_FAMILIES: Final[dict[str, int]] = {
+    "m5": 4, "m6i": 4, "m6a": 4, "m7i": 4, "m7a": 4, "c6i": 2, "c7i": 2, "r6i": 8, "r7i": 8,
+}  # fmt: skip
+_CPU_SIZES: Final = {"large": 2, "xlarge": 4, "2xlarge": 8, "4xlarge": 16, "8xlarge": 32}
+_CPU_VCPUS_MEMORY_GIB: Final = {
+    f"{family}.{size}": (size_vcpus, size_vcpus * gib_per_vcpu)
+    for family, gib_per_vcpu in _CPU_FAMILIES.items()
+    for size, size_vcpus in _CPU_SIZES.items()
+}
+CPU_FAMILIES: Final = tuple(sorted(_CPU_FAMILIES))
+CPU_INSTANCE_TYPES: Final = tuple(sorted(_CPU_VCPUS_MEMORY_GIB))
+
+
+def _shape(instance_type: str) -> tuple[int, int]:
+    return _VCPUS_MEMORY_GIB.get(instance_type) or _CPU_VCPUS_MEMORY_GIB[instance_type]
+
+
 def vcpus(instance_type: str) -> int:
-    return _VCPUS_MEMORY_GIB[instance_type][0]
+    """vCPUs of a GPU or CPU-only type of this catalog; KeyError for one it does not know."""
+    return _shape(instance_type)[0]
 
 
 def memory_mib(instance_type: str) -> int:
     """Instance memory as EC2 lists it (the kernel sees a little less: see node_allocatable)."""
-    return _VCPUS_MEMORY_GIB[instance_type][1] * 1024
+    return _shape(instance_type)[1] * 1024

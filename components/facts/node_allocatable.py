@@ -65,6 +65,14 @@ NODE_MONITORING_AGENT: Final = Allocatable(10, 30)
 NODE_MONITORING_DCGM_SERVER: Final = NO_REQUEST
 
 
+# EKS managed node groups with prefix delegation get maxPods 110 below 30 vCPUs (awslabs/amazon-eks-ami
+# templates/al2/runtime/max-pods-calculator.sh, `--cni-prefix-delegation-enabled`); without it fewer. 110 is
+# the most, and kube-reserved memory grows with maxPods, so counting 110 never overstates allocatable.
+SYSTEM_MAX_PODS: Final = 110
+# The CPU user pool's EC2NodeClass sets kubelet maxPods to this (renderers/cpu_user_pool_manifests.py).
+CPU_USER_MAX_PODS: Final = 110
+
+
 def gpu_node_daemonsets(*, gpu_metrics: bool, node_repair: bool, mps: bool) -> dict[str, Allocatable]:
     """Requests of each DaemonSet that runs on a GPU node for these settings, by DaemonSet."""
     running = {

@@ -155,7 +155,7 @@ def notebook_pod(lab: LabSettings, profile: Profile) -> Manifest:
             {"name": volume, "persistentVolumeClaim": {"claimName": f"claim-{EXAMPLE_LEARNER}"}},
         ],
     }
-    if profile.gpu:
+    if override.get("tolerations"):
         spec["tolerations"] = [dict(t) for t in override["tolerations"]]
     return {
         "apiVersion": "v1",

@@ -20,16 +20,20 @@ from components.facts.constants import (
     GPU_RESOURCE,
     GPU_TOLERATION,
     NODEPOOL_LABEL,
-    SYSTEM_NODE_LABEL_KEY,
-    SYSTEM_NODE_LABEL_VALUE,
+    USER_NODE_LABEL_KEY,
+    USER_NODE_LABEL_VALUE,
+    USER_TOLERATION,
 )
+from components.facts.pod_requests import CPU_NOTEBOOK_REQUESTS
 from components.settings import GpuSharingSettings, NodePoolSettings, WarmSlotShape
 
 Values = dict[str, Any]
 
 CPU_PROFILE: Final = "cpu"
-# The CPU-only profile: small, for reading and preparing notebooks on the system nodes.
-CPU_PROFILE_SHAPE: Final = WarmSlotShape(cpu_millicores=500, memory_mib=2048)
+# The CPU-only profile: small, for reading and preparing notebooks, on the CPU user pool (never the system nodes).
+CPU_PROFILE_SHAPE: Final = WarmSlotShape(
+    cpu_millicores=CPU_NOTEBOOK_REQUESTS.cpu_millicores, memory_mib=CPU_NOTEBOOK_REQUESTS.memory_mib
+)
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,11 @@ def kubespawner_override(profile: Profile) -> Values:
             "node_selector": {NODEPOOL_LABEL: profile.pool},
         }
     else:
-        override["node_selector"] = {SYSTEM_NODE_LABEL_KEY: SYSTEM_NODE_LABEL_VALUE}
+        # The CPU user pool: z2jh's user label and the toleration of its user taint (cpu_user_pool_manifests).
+        override |= {
+            "tolerations": [dict(USER_TOLERATION)],
+            "node_selector": {USER_NODE_LABEL_KEY: USER_NODE_LABEL_VALUE},
+        }
     return override
 
 

@@ -32,7 +32,7 @@ from components.facts.constants import (
 )
 from components.renderers.gpu_bootstrap import render_gpu_user_data
 from components.renderers.gpu_capacity import schedulable_gpus
-from components.settings import GpuNodeSettings, GpuSharingSettings, NodePoolSettings
+from components.settings import GpuNodeSettings, GpuSharingSettings, NodePoolSettings, RootVolumeSettings
 
 Manifest = dict[str, Any]
 
@@ -54,7 +54,7 @@ KARPENTER_MANAGED_TAG_KEYS: Final = (
 KARPENTER_MANAGED_TAG_PREFIX: Final = "kubernetes.io/cluster"
 
 
-def _requirement(key: str, values: list[str]) -> dict[str, Any]:
+def requirement(key: str, values: list[str]) -> dict[str, Any]:
     return {"key": key, "operator": "In", "values": values}
 
 
@@ -83,9 +83,9 @@ def node_pool(pool: NodePoolSettings, sharing: GpuSharingSettings, *, session_bu
     (`timetable_manifests.budget_windows`).
     """
     if pool.instance_types:
-        instance_requirement = _requirement(INSTANCE_TYPE_LABEL, sorted(pool.instance_types))
+        instance_requirement = requirement(INSTANCE_TYPE_LABEL, sorted(pool.instance_types))
     else:
-        instance_requirement = _requirement(INSTANCE_FAMILY_LABEL, sorted(pool.instance_families))
+        instance_requirement = requirement(INSTANCE_FAMILY_LABEL, sorted(pool.instance_families))
     disruption: dict[str, Any] = {
         "consolidationPolicy": pool.consolidation_policy,
         "consolidateAfter": pool.consolidate_after,
@@ -106,10 +106,10 @@ def node_pool(pool: NodePoolSettings, sharing: GpuSharingSettings, *, session_bu
                     "nodeClassRef": {"group": NODECLASS_GROUP, "kind": "EC2NodeClass", "name": pool.name},
                     "requirements": [
                         instance_requirement,
-                        _requirement(INSTANCE_GPU_MANUFACTURER_LABEL, ["nvidia"]),
-                        _requirement(CAPACITY_TYPE_LABEL, capacity_types(pool)),
-                        _requirement(ARCH_LABEL, list(pool.architectures)),
-                        _requirement(OS_LABEL, ["linux"]),
+                        requirement(INSTANCE_GPU_MANUFACTURER_LABEL, ["nvidia"]),
+                        requirement(CAPACITY_TYPE_LABEL, capacity_types(pool)),
+                        requirement(ARCH_LABEL, list(pool.architectures)),
+                        requirement(OS_LABEL, ["linux"]),
                     ],
                     "taints": [dict(GPU_TAINT)],
                     "expireAfter": pool.expire_after,
@@ -142,24 +142,18 @@ class NodeClassBasis:
     nodes: GpuNodeSettings  # gpuNodes as GPU node userData uses it (hub images pre-pulled too: `gpu_node_bootstrap`)
 
 
-def node_class(
-    pool: NodePoolSettings, sharing: GpuSharingSettings, basis: NodeClassBasis, *, node_role_name: str
-) -> Manifest:
-    """The EC2NodeClass of one pool (same name): pinned AL2023 (NVIDIA variant), IMDSv2, encrypted gp3 root."""
-    nodes = basis.nodes
-    volume = nodes.root_volume
-    user_data = render_gpu_user_data(
-        nodes,
-        launched_by="karpenter",
-        node_labels=gpu_node_labels(sharing.profile),
-    )
+def base_node_class_spec(
+    cluster_name: str, tags: Mapping[str, str], volume: RootVolumeSettings, *, max_pods: int, node_role_name: str
+) -> dict[str, Any]:
+    """What every EC2NodeClass of this program holds (GPU pools and the CPU user pool): the node role, the pinned
+    AL2023 release, the cluster's discovery tags, an encrypted gp3 root, IMDSv2 one hop, kubelet maxPods, tags."""
     spec: dict[str, Any] = {
         "role": node_role_name,
-        # Pinned release: `@latest` would drift every GPU node on each AMI release. The alias resolves
-        # the NVIDIA variant for instance types with GPUs.
+        # Pinned release: `@latest` would drift every node on each AMI release. The alias resolves the NVIDIA
+        # variant for instance types with GPUs, the standard one for the others.
         "amiSelectorTerms": [{"alias": f"al2023@{AL2023_AMI_RELEASE}"}],
-        "subnetSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: basis.cluster_name}}],
-        "securityGroupSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: basis.cluster_name}}],
+        "subnetSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: cluster_name}}],
+        "securityGroupSelectorTerms": [{"tags": {KARPENTER_DISCOVERY_TAG: cluster_name}}],
         "blockDeviceMappings": [
             {
                 "deviceName": ROOT_DEVICE_NAME,
@@ -177,18 +171,31 @@ def node_class(
         # IMDSv2 only, one hop: pods get AWS credentials from Pod Identity, never from the node.
         "metadataOptions": dict(NODE_METADATA_OPTIONS),
         # Karpenter's own NodeConfig sets maxPods and wins over userData, so it is set here.
-        "kubelet": {"maxPods": nodes.max_pods},
-        "userData": user_data,
+        "kubelet": {"maxPods": max_pods},
     }
+    node_tags = nodeclass_tags(tags)
+    if node_tags:
+        spec["tags"] = node_tags
+    return spec
+
+
+def node_class(
+    pool: NodePoolSettings, sharing: GpuSharingSettings, basis: NodeClassBasis, *, node_role_name: str
+) -> Manifest:
+    """The EC2NodeClass of one pool (same name): pinned AL2023 (NVIDIA variant), IMDSv2, encrypted gp3 root."""
+    nodes = basis.nodes
+    spec = base_node_class_spec(
+        basis.cluster_name, basis.tags, nodes.root_volume, max_pods=nodes.max_pods, node_role_name=node_role_name
+    )
+    spec["userData"] = render_gpu_user_data(
+        nodes, launched_by="karpenter", node_labels=gpu_node_labels(sharing.profile)
+    )
     if pool.capacity_reservations:
         # ODCRs and Capacity Blocks by id or tags (tasks/odcrs.md at v1.14.1); the controller policy already allows
         # ec2:DescribeCapacityReservations (karpenter_iam).
         spec["capacityReservationSelectorTerms"] = [
             term.model_dump(mode="json", exclude_none=True) for term in pool.capacity_reservations
         ]
-    tags = nodeclass_tags(basis.tags)
-    if tags:
-        spec["tags"] = tags
     return {
         "apiVersion": NODECLASS_API_VERSION,
         "kind": "EC2NodeClass",
@@ -226,8 +233,8 @@ def node_overlays(pool: NodePoolSettings, sharing: GpuSharingSettings) -> list[M
             "spec": {
                 "weight": GPU_SHARING_OVERLAY_WEIGHT,
                 "requirements": [
-                    _requirement(NODEPOOL_LABEL, [pool.name]),
-                    _requirement(INSTANCE_GPU_COUNT_LABEL, [str(gpus)]),
+                    requirement(NODEPOOL_LABEL, [pool.name]),
+                    requirement(INSTANCE_GPU_COUNT_LABEL, [str(gpus)]),
                 ],
                 "capacity": {GPU_RESOURCE: str(schedulable_gpus(gpus, sharing))},
             },

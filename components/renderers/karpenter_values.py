@@ -17,12 +17,13 @@ from components.facts.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     ZONE_LABEL,
 )
+from components.facts.pod_requests import KARPENTER_CONTROLLER_REQUESTS, as_quantities
 from components.renderers.warm_headroom_manifests import uses_capacity_buffers
 from components.settings import KarpenterSettings, ObservabilitySettings
 from components.settings.capacity import PoolCapacity
 
 # Getting-started sizing for the controller; requests = limits gives it Guaranteed QoS.
-CONTROLLER_RESOURCES: Final = {"cpu": "1", "memory": "1Gi"}
+CONTROLLER_RESOURCES: Final = as_quantities(KARPENTER_CONTROLLER_REQUESTS)
 
 
 def shares_gpus(karpenter: KarpenterSettings, pools: Sequence[PoolCapacity]) -> bool:

@@ -26,6 +26,7 @@ from components.facts.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     TIMETABLE_NAMESPACE,
 )
+from components.facts.pod_requests import TIMETABLE_JOB_REQUESTS, as_quantities
 from components.renderers.lab_manifests import DNS_PORTS, HTTPS_PORT
 from components.renderers.manifest_helpers import checkov_skip_annotations, plain_manifest
 from components.renderers.warm_headroom_manifests import CAPACITY_BUFFER_API_VERSION, HEADROOM_NAMESPACE, headroom_name
@@ -42,7 +43,8 @@ ROLE_VERBS: Final = ("get", "patch")
 CRONJOB_NAME_MAX: Final = 52
 # Above 10000 (no host account), as the distroless `nonroot` user.
 TIMETABLE_UID: Final = 65532
-CONTAINER_RESOURCES: Final = {"cpu": "50m", "memory": "64Mi"}
+# The fit model counts these (pod_requests.TIMETABLE_JOB).
+CONTAINER_RESOURCES: Final = as_quantities(TIMETABLE_JOB_REQUESTS)
 MAX_STARTING_DEADLINE_SECONDS: Final = 600
 TIMETABLE_CHECKOV_SKIPS: Final = {
     "CKV_K8S_38": "kubectl patches a CapacityBuffer: it needs its service account token (Role: get/patch one buffer)",

@@ -18,7 +18,7 @@ modules import only each other and the fact modules, never a component or a rend
 Callers import from `components.settings`: every name a caller uses is re-exported here (tests/test_settings_package.py).
 """
 
-from components.settings import capacity
+from components.settings import capacity, fit, fit_placement
 from components.settings.cluster import (
     ClusterSettings,
     ControlPlaneLogType,
@@ -83,6 +83,7 @@ from components.settings.karpenter import (
     TYPICAL_WARM_SLOT,
     WARM_SLOT_FLOOR,
     CapacityReservationTerm,
+    CpuUserPoolSettings,
     DisruptionBudget,
     KarpenterSettings,
     NodePoolSettings,
@@ -124,6 +125,7 @@ __all__ = [
     "Cidr",
     "ClusterSettings",
     "ControlPlaneLogType",
+    "CpuUserPoolSettings",
     "DemoSettings",
     "DisruptionBudget",
     "DnsLabel",
@@ -163,5 +165,7 @@ __all__ = [
     "allowed_config_keys",
     "capacity",
     "config_key",
+    "fit",
+    "fit_placement",
     "load_settings",
 ]

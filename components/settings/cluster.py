@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from components.settings.fields import (
     Cidr,
-    InstanceType,
+    CpuInstanceType,
     PrincipalArn,
     ScalingSettings,
     SettingsModel,
@@ -126,8 +126,9 @@ class ClusterSettings(SettingsModel):
 
 
 class SystemNodeGroupSettings(ScalingSettings):
-    instance_types: Annotated[list[InstanceType], Field(min_length=1)] = ["m6i.large"]
-    """Instance types of the system node group (Karpenter, CoreDNS)."""
+    instance_types: Annotated[list[CpuInstanceType], Field(min_length=1)] = ["m6i.large"]
+    """Instance types of the system node group (Karpenter, CoreDNS, the hubs and proxies); every system pod must
+    fit on desiredSize nodes of the smallest (the fit model, in the synth summary)."""
     min_size: Annotated[int, Field(ge=2, le=100)] = 2
     """Nodes at least: two, for Karpenter's two zone-spread replicas."""
     desired_size: Annotated[int, Field(ge=2, le=100)] = 2

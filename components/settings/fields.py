@@ -107,6 +107,18 @@ def _gpu_family(value: str) -> str:
     return value
 
 
+def _cpu_instance_type(value: str) -> str:
+    """A CPU-only type of the catalog, so the fit model can size its nodes: families m5, m6i, m6a, m7i, m7a, c6i,
+    c7i, r6i, r7i; sizes large, xlarge, 2xlarge, 4xlarge, 8xlarge."""
+    if value not in gpu_catalog.CPU_INSTANCE_TYPES:
+        families = ", ".join(gpu_catalog.CPU_FAMILIES)
+        raise ValueError(
+            f"'{value}' is not a CPU instance type the fit model knows; allowed: families {families}, "
+            "sizes large, xlarge, 2xlarge, 4xlarge, 8xlarge (e.g. m6i.large)"
+        )
+    return value
+
+
 def matching(pattern: str, words: str) -> AfterValidator:
     """A string check whose error says what is allowed in words (never the regex)."""
     compiled = re.compile(pattern)
@@ -215,6 +227,7 @@ Cidr = Annotated[str, AfterValidator(_cidr)]
 VpcId = Annotated[str, matching(r"vpc-[0-9a-f]{8,17}", "must be a VPC id like vpc-0abc1234def567890")]
 SubnetId = Annotated[str, matching(r"subnet-[0-9a-f]{8,17}", "must be a subnet id like subnet-0abc1234def567890")]
 InstanceType = Annotated[str, matching(r"[a-z][a-z0-9-]*\.[a-z0-9]+", "must be an EC2 instance type like m6i.large")]
+CpuInstanceType = Annotated[InstanceType, AfterValidator(_cpu_instance_type)]
 # Karpenter NodePool CRD patterns (karpenter.sh_nodepools.yaml v1.14.1), said in words.
 BudgetNodes = Annotated[
     str, matching(r"((100|[0-9]{1,2})%|[0-9]+)", 'must be a node count like "1" or a percentage like "10%"')

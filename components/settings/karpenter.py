@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Annotated, Final, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -10,6 +10,7 @@ from components.facts import cron, gpu_catalog
 from components.settings.fields import (
     BudgetDuration,
     BudgetNodes,
+    CpuInstanceType,
     CronSchedule,
     DnsLabel,
     Duration,
@@ -156,6 +157,31 @@ class NodePoolSettings(SettingsModel):
         return tuple(sorted({t for f in self.instance_families for t in gpu_catalog.instance_types_of_family(f)}))
 
 
+# m6i and m7i, large to 2xlarge: small general-purpose nodes, so an empty one is cheap and soon consolidated.
+DEFAULT_CPU_USER_TYPES: Final = tuple(
+    f"{family}.{size}" for family in ("m6i", "m7i") for size in ("large", "xlarge", "2xlarge")
+)
+
+
+class CpuUserPoolSettings(SettingsModel):
+    """The learners' CPU user NodePool: where hub CPU-only notebooks run (created when some lab has a hub)."""
+
+    name: DnsLabel = "cpu-user"
+    """The NodePool's and its EC2NodeClass's name; not a GPU pool's name."""
+    instance_types: Annotated[list[CpuInstanceType], Field(min_length=1, max_length=50)] = list(DEFAULT_CPU_USER_TYPES)
+    """CPU instance types Karpenter may launch for CPU notebooks (the fit model checks a CPU notebook fits one)."""
+    capacity_type: Literal["on-demand", "spot"] = "on-demand"
+    """on-demand, or spot (cheaper; a reclaimed spot node ends every notebook on it, unsaved work lost)."""
+    cpu_limit: Annotated[int, Field(ge=2, le=100000)] = 32
+    """NodePool limit: vCPUs of all its nodes together."""
+    consolidate_after: Duration = "5m"
+    """How long an empty node stays before Karpenter removes it (WhenEmpty: a node with a notebook stays)."""
+    expire_after: Duration = "720h"
+    """Node lifetime before Karpenter replaces the node."""
+    termination_grace_period: GracePeriod = "24h"
+    """How long an expiring node waits for its notebooks (do-not-disrupt) before they are forced off."""
+
+
 class KarpenterSettings(SettingsModel):
     enabled: bool = True
     """Karpenter, its IAM, interruption queue and node pools."""
@@ -163,11 +189,18 @@ class KarpenterSettings(SettingsModel):
     """Controller replicas (a PDB keeps one up); at most systemNodes.minSize."""
     node_pools: Annotated[list[NodePoolSettings], Field(max_length=100)] = []
     """GPU node pools: a NodePool and EC2NodeClass (and NodeOverlays) each; unique names."""
+    cpu_user_pool: CpuUserPoolSettings = CpuUserPoolSettings()
+    """The learners' CPU user pool (z2jh's user label and taint), created when some lab has a hub."""
 
     @model_validator(mode="after")
     def _unique_pool_names(self) -> Self:
         names = [p.name for p in self.node_pools]
         repeat = next((i for i, n in enumerate(names) if n in names[:i]), None)
+        if self.cpu_user_pool.name in names:
+            raise ValueError(
+                f"cpuUserPool.name: '{self.cpu_user_pool.name}' is also nodePools[{names.index(self.cpu_user_pool.name)}]"
+                ".name; NodePool names must be unique"
+            )
         if repeat is not None:
             raise ValueError(
                 f"nodePools[{repeat}].name: names must be unique (repeated: {names[repeat]}, "

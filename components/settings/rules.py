@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from components.facts import gpu_catalog, node_allocatable, quantity, timetable
 from components.facts.constants import DEMO_POD_REQUESTS
-from components.settings import rules_hub, rules_pools
+from components.settings import fit_placement, rules_hub, rules_pools
 from components.settings.labs import LabSettings
 
 if TYPE_CHECKING:
@@ -27,6 +27,8 @@ def check_stack(settings: StackSettings) -> None:
     karpenter_fits_system_nodes(settings)
     rules_hub.hubs_fit_the_cluster(settings)
     labs_fit_the_cluster(settings)
+    # Last: every pod the plan runs fits a node it may run on (components/settings/fit.py).
+    fit_placement.check(settings)
 
 
 def gpu_nodes_fit(settings: StackSettings) -> None:

@@ -98,6 +98,15 @@ def _check_hub_outlives_expiry(settings: StackSettings, hub: HubSettings, key: s
                 f"maxHours + {timetable.SESSION_POD_GRACE_SECONDS}s; set it to at least "
                 f"{timetable.format_minutes(-(-needed // 60))}, lower maxHours, or leave the pool out of {key}.pools"
             )
+    # The CPU profile's notebooks run on the CPU user pool: the same holds there.
+    cpu_pool = settings.karpenter.cpu_user_pool
+    if (timetable.parse_seconds(cpu_pool.termination_grace_period) or 0) < needed:
+        raise ValueError(
+            f"{key}.maxHours: {hub.max_hours}h CPU notebooks could be ended by expiry: karpenter.cpuUserPool."
+            f"terminationGracePeriod {cpu_pool.termination_grace_period} must cover maxHours + "
+            f"{timetable.SESSION_POD_GRACE_SECONDS}s; set it to at least {timetable.format_minutes(-(-needed // 60))}"
+            " or lower maxHours"
+        )
 
 
 def hub_warnings(settings: StackSettings) -> list[tuple[str, str]]:

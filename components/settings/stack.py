@@ -157,6 +157,11 @@ class StackSettings(SettingsModel):
         images = list(dict.fromkeys([*self.gpu_nodes.pre_pull_images, *self.hub_images]))
         return self.gpu_nodes.model_copy(update={"pre_pull_images": images})
 
+    @property
+    def cpu_user_pool_enabled(self) -> bool:
+        """The CPU user pool exists: Karpenter is on and some lab has a hub (its CPU profile runs there)."""
+        return self.karpenter.enabled and any(lab.hub is not None for lab in self.labs)
+
     def hub_pools(self, hub: HubSettings) -> tuple[NodePoolSettings, ...]:
         """The Karpenter pools a lab's hub offers as GPU profiles (its `pools`, else every pool), in config order."""
         if not self.karpenter.enabled:

@@ -1,0 +1,43 @@
+"""The synth summary's fit block: per node group, allocatable, requested, free and the largest pod that must fit
+(the fit model: components/settings/fit.py, fit_placement.py)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from components.facts.node_allocatable import Allocatable
+from components.settings import StackSettings
+from components.settings.fit_placement import GroupFit, group_fits
+
+
+def _amount(value: Allocatable) -> str:
+    return f"{value.cpu_millicores}m / {value.memory_mib} MiB"
+
+
+def _names(fit: GroupFit) -> str:
+    counts = Counter(pod.name for pod in fit.pods)
+    return ", ".join(f"{name} x{count}" if count > 1 else name for name, count in counts.items()) or "none"
+
+
+def fit_lines(settings: StackSettings) -> list[str]:
+    lines = [
+        "",
+        "Node fit (Karpenter's allocatable model, pinned add-on and chart requests; components/settings/fit.py):",
+        f"  {'group':<20}{'nodes':<22}{'allocatable':>22}{'requested':>22}{'free':>22}  largest must-fit pod",
+    ]
+    for fit in group_fits(settings):
+        nodes = f"{fit.nodes} x {fit.instance_type}" if fit.group.packed else f"per {fit.instance_type}"
+        largest = fit.largest
+        biggest = f"{largest.name} ({_amount(largest.requests)})" if largest is not None else "none"
+        lines.append(
+            f"  {fit.group.name:<20}{nodes:<22}{_amount(fit.allocatable):>22}{_amount(fit.requested):>22}"
+            f"{_amount(fit.free):>22}  {biggest}"
+        )
+        lines.append(f"    DaemonSets: {', '.join(ds.name for ds in fit.daemonsets)}")
+        roomiest = f" (most free on one node: {_amount(fit.most_free_on_a_node)})" if fit.most_free_on_a_node else ""
+        lines.append(f"    pods: {_names(fit)}{roomiest}")
+    lines.append(
+        "  (the system group: all its nodes, requested = DaemonSets on each + every pod placed there; any other group: "
+        "one node of its smallest type, requested = its DaemonSets; each of its pods fits one node of some type)"
+    )
+    return lines
