@@ -27,10 +27,11 @@ from components.facts.constants import (
     NFS_PORT,
     SYSTEM_NAMESPACE,
 )
-from components.renderers import hub_profiles, hub_storage, hub_values
+from components.renderers import hub_gpu_idle, hub_profiles, hub_storage, hub_values
 from components.renderers.hub_notebook_pod import LabProfiles
+from components.resources.hub_gpu_idle import create_objects
 from components.resources.pod_identity_role import pod_identity_role
-from components.settings import HubSettings, LabSettings, StackSettings
+from components.settings import HubGpuIdleSettings, HubSettings, LabSettings, StackSettings
 
 # The authenticator traits holding settings' secrets (HUB_SECRET_FIELDS: password, adminPassword, clientSecret).
 SECRET_TRAITS = frozenset({"user_password", "admin_password", "client_secret"})
@@ -42,6 +43,11 @@ def profile_pools(settings: StackSettings, hub: HubSettings) -> tuple[hub_profil
         hub_profiles.ProfilePool(pool, settings.sharing_for(pool), settings.warm_slot_shape_for(pool))
         for pool in settings.hub_pools(hub)
     )
+
+
+def gpu_idle_for(settings: StackSettings, hub: HubSettings) -> HubGpuIdleSettings:
+    """A hub's GPU idle reaper settings; off without the platform's dcgm-exporter, its only per-pod GPU signal."""
+    return hub.gpu_idle if settings.observability.gpu_metrics else hub.gpu_idle.model_copy(update={"enabled": False})
 
 
 def lab_profiles(settings: StackSettings) -> tuple[LabProfiles, ...]:
@@ -163,7 +169,25 @@ class LabHubs(pulumi.ComponentResource):
         )
         assert lab.hub is not None
         pools = profile_pools(settings, lab.hub)
-        values = _with_secrets(hub_values.chart_values(lab, hub_storage.storage_class_name(lab), pools))
+        gpu_idle = gpu_idle_for(settings, lab.hub)
+        values = _with_secrets(
+            hub_gpu_idle.with_reaper(
+                hub_values.chart_values(lab, hub_storage.storage_class_name(lab), pools),
+                hub_gpu_idle.chart_values(gpu_idle, lab.name),
+            )
+        )
+        # The reaper's objects in the hub's namespace; its Role in the add-on's namespace comes with the add-on.
+        create_objects(
+            f"{name}-gpu-idle",
+            [
+                obj
+                for obj in hub_gpu_idle.reaper_objects(gpu_idle, lab.name)
+                if obj["metadata"]["namespace"] == lab.name
+            ],
+            provider=provider,
+            parent=self,
+            depends_on=[args.lab_namespaces[lab.name]],
+        )
         return k8s.helm.v4.Chart(
             f"{name}-{lab.name}",
             name=hub_values.HUB_RELEASE,

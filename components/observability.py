@@ -29,12 +29,14 @@ from components.facts.constants import (
     NODE_MONITORING_AGENT_ADDON,
     NODE_MONITORING_AGENT_ADDON_VERSION,
 )
+from components.hub import gpu_idle_for
 from components.renderers import container_insights_metrics as metrics
 from components.renderers import dcgm_exporter_manifests as exporter
-from components.renderers import gpu_alarms
+from components.renderers import gpu_alarms, hub_gpu_idle
 from components.renderers import observability_config as config
 from components.renderers.gpu_capacity import capacity_rows, pool_slot_ceilings, warm_headroom_rows
 from components.renderers.gpu_dashboard import lab_namespaces, render_dashboard
+from components.resources.hub_gpu_idle import create_objects
 from components.resources.pod_identity_role import pod_identity_role
 from components.settings import StackSettings, capacity
 
@@ -200,6 +202,15 @@ class Observability(pulumi.ComponentResource):
                 self.dcgm_exporter = resource
             else:
                 before_pods.append(resource)
+        # Each lab's GPU idle reaper may list the exporter pods and read the add-on's CA (renderers/hub_gpu_idle).
+        reaper_roles = [
+            obj
+            for lab in args.settings.labs
+            if lab.hub is not None
+            for obj in hub_gpu_idle.reaper_objects(gpu_idle_for(args.settings, lab.hub), lab.name)
+            if obj["metadata"]["namespace"] == CLOUDWATCH_AGENT_NAMESPACE
+        ]
+        create_objects(f"{name}-gpu-idle", reaper_roles, provider=args.k8s_provider, parent=self, depends_on=addons)
 
     def _alarms(self, name: str, settings: StackSettings, partition: pulumi.Output[str]) -> None:
         child = pulumi.ResourceOptions(parent=self)

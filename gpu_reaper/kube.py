@@ -28,7 +28,8 @@ TIMEOUT_SECONDS = 10
 
 class Kube:
     def __init__(self) -> None:
-        self.host = os.environ["KUBERNETES_SERVICE_HOST"]
+        # A managed service gets only the hub's `env_keep` variables, so the API's DNS name is the fallback.
+        self.host = os.environ.get("KUBERNETES_SERVICE_HOST", "kubernetes.default.svc")
         self.port = int(os.environ.get("KUBERNETES_SERVICE_PORT", "443"))
         self.context = ssl.create_default_context(cafile=str(ACCOUNT / "ca.crt"))
 

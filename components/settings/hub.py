@@ -8,6 +8,7 @@ from typing import Annotated, Literal, Self
 from pydantic import AfterValidator, Field, model_validator
 
 from components.settings.fields import DnsLabel, SettingsModel, matching
+from components.settings.hub_gpu_idle import HubGpuIdleSettings
 
 # An image pinned by digest (the tag is for humans): what the hub spawns and every GPU node pre-pulls.
 _DIGEST_IMAGE = re.compile(r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+(:[A-Za-z0-9._-]+)?@sha256:[a-f0-9]{64}$")
@@ -122,6 +123,8 @@ class HubSettings(SettingsModel):
     """Hours after which a notebook is stopped however busy (1-168)."""
     pools: Annotated[list[DnsLabel], Field(max_length=20)] | None = None
     """Karpenter node pools offered as GPU profiles; default: every pool."""
+    gpu_idle: HubGpuIdleSettings = HubGpuIdleSettings()
+    """The GPU idle reaper: warns, then stops, a learner holding a GPU slot without using it (docs/jupyterhub.md)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
