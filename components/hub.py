@@ -29,7 +29,7 @@ from components.facts.constants import (
 )
 from components.renderers import hub_gpu_idle, hub_profiles, hub_storage, hub_values
 from components.renderers.hub_notebook_pod import LabProfiles
-from components.resources.hub_gpu_idle import create_objects
+from components.resources.hub_gpu_idle import create_objects, metrics_role
 from components.resources.pod_identity_role import pod_identity_role
 from components.settings import HubGpuIdleSettings, HubSettings, LabSettings, StackSettings
 
@@ -48,6 +48,11 @@ def profile_pools(settings: StackSettings, hub: HubSettings) -> tuple[hub_profil
 def gpu_idle_for(settings: StackSettings, hub: HubSettings) -> HubGpuIdleSettings:
     """A hub's GPU idle reaper settings; off without the platform's dcgm-exporter, its only per-pod GPU signal."""
     return hub.gpu_idle if settings.observability.gpu_metrics else hub.gpu_idle.model_copy(update={"enabled": False})
+
+
+def any_reaper(settings: StackSettings) -> bool:
+    """Whether some lab's hub runs the GPU idle reaper (then the dashboard and alarms show it)."""
+    return any(lab.hub is not None and gpu_idle_for(settings, lab.hub).enabled for lab in settings.labs)
 
 
 def lab_profiles(settings: StackSettings) -> tuple[LabProfiles, ...]:
@@ -170,12 +175,23 @@ class LabHubs(pulumi.ComponentResource):
         assert lab.hub is not None
         pools = profile_pools(settings, lab.hub)
         gpu_idle = gpu_idle_for(settings, lab.hub)
+        metrics = hub_gpu_idle.ReaperMetrics(settings.cluster_name, settings.region, lab.name, lab.hub.max_hours)
         values = _with_secrets(
             hub_gpu_idle.with_reaper(
                 hub_values.chart_values(lab, hub_storage.storage_class_name(lab), pools),
-                hub_gpu_idle.chart_values(gpu_idle, lab.name),
+                hub_gpu_idle.chart_values(gpu_idle, lab.name, metrics),
             )
         )
+        reaper_ready = []
+        if gpu_idle.enabled:
+            reaper_ready = metrics_role(
+                f"{name}-{lab.name}-gpu-idle-metrics",
+                cluster_name=settings.cluster_name,
+                eks_cluster_name=args.eks_cluster_name,
+                service_account=(lab.name, hub_gpu_idle.HUB_SERVICE_ACCOUNT),
+                tags=settings.tags,
+                parent=self,
+            )
         # The reaper's objects in the hub's namespace; its Role in the add-on's namespace comes with the add-on.
         create_objects(
             f"{name}-gpu-idle",
@@ -201,7 +217,8 @@ class LabHubs(pulumi.ComponentResource):
                 provider=provider,
                 # The lab's fences first: every hub pod is admitted under its quota, LimitRange and policies;
                 # the home StorageClass before the hub's database PVC asks for it.
-                depends_on=[args.lab_namespaces[lab.name], *args.lab_objects[lab.name], storage_class],
+                # The reaper's credentials (Pod Identity) exist before the hub pod starts.
+                depends_on=[args.lab_namespaces[lab.name], *args.lab_objects[lab.name], storage_class, *reaper_ready],
             ),
         )
 

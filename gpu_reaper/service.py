@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpu_reaper import classify
+from gpu_reaper import classify, cloudwatch
 from gpu_reaper.hubapi import Hub
 from gpu_reaper.kube import Kube, scrape
 from gpu_reaper.promtext import parse
@@ -32,6 +32,7 @@ class Reaper:
     judge: Judge
     scrapes: list[classify.Scrape] = field(default_factory=list)
     warned: set[str] = field(default_factory=set)
+    reclaimed_hours: float = 0.0
 
     def collect(self, now: float) -> None:
         """One scrape of every exporter pod; an exporter that does not answer leaves its pods unjudged."""
@@ -73,6 +74,7 @@ class Reaper:
         elif decision.action == classify.STOP:
             self.hub.stop(user)
             self.warned.discard(user)
+            self.reclaimed_hours += reclaimed_hours(learner, decision.at, self.config.get("maxHours", 0))
         elif user in self.warned and self.judge.memory.get((decision.namespace, decision.pod)) == classify.Memory():
             self.hub.withdraw(user)
             self.warned.discard(user)
@@ -81,15 +83,36 @@ class Reaper:
             self.kube.event(decision.namespace, decision.pod, f"GpuIdle{decision.action.title()}", message, True)
 
     def report(self, decisions: list[Decision], blind: dict[str, int]) -> None:
+        """Log the window; with `metrics` configured, send its numbers to CloudWatch (docs/jupyterhub.md)."""
         stops = sum(1 for decision in decisions if decision.action == classify.STOP)
         for node, gpus in blind.items():
             log.warning("node %s: %d busy GPU(s) without per-process samples; its pods are unknown", node, gpus)
-        log.info(
-            "window: %d pods judged, %d stopped, %d nodes without per-process samples",
-            len(decisions),
-            stops,
-            len(blind),
-        )
+        log.info("window: %d pods judged, %d stopped, %d nodes without per-process samples",
+                 len(decisions), stops, len(blind))  # fmt: skip
+        metrics = self.config.get("metrics")
+        if metrics:
+            data = window_metrics(metrics["clusterName"], metrics["lab"], self.reclaimed_hours, len(blind))
+            try:
+                cloudwatch.put_metric_data(metrics["region"], metrics["namespace"], data)
+            except OSError as error:
+                log.warning("metrics not sent: %s", error)
+        self.reclaimed_hours = 0.0
+
+
+def reclaimed_hours(learner: Learner, now: float, max_hours: float) -> float:
+    """The slot-hours a stop gives back: what was left until `maxHours` would have stopped the server anyway."""
+    if learner.started_at is None or not max_hours:
+        return 0.0
+    return max(0.0, learner.started_at + max_hours * 3600 - now) / 3600
+
+
+def window_metrics(cluster: str, lab: str, reclaimed: float, blind_nodes: int) -> list[cloudwatch.Datum]:
+    """Each number per lab and once per cluster (the alarm watches the cluster-wide one)."""
+    data = []
+    for dimensions in ({"ClusterName": cluster, "Lab": lab}, {"ClusterName": cluster}):
+        data.append(cloudwatch.Datum("ReclaimedSlotHours", reclaimed, "Count", dimensions))
+        data.append(cloudwatch.Datum("NodesWithoutProcessSamples", float(blind_nodes), "Count", dimensions))
+    return data
 
 
 def reaper_from_config(path: Path) -> Reaper:

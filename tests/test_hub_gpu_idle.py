@@ -122,9 +122,14 @@ def test_least_rbac_and_exactly_the_exporter_path() -> None:
     assert {s["name"] for b in bindings for s in b["subjects"]} == {"hub"}
     (policy,) = [obj for obj in objects if obj["kind"] == "NetworkPolicy"]
     assert policy["spec"]["podSelector"] == {"matchLabels": {"app": "jupyterhub", "component": "hub"}}
-    (rule,) = policy["spec"]["egress"]
-    assert rule["ports"] == [{"protocol": "TCP", "port": 9400}]
-    assert rule["to"][0]["podSelector"] == {"matchLabels": {"app.kubernetes.io/name": DCGM_EXPORTER_NAME}}
+    exporter, agent = policy["spec"]["egress"]
+    assert exporter["ports"] == [{"protocol": "TCP", "port": 9400}]
+    assert exporter["to"][0]["podSelector"] == {"matchLabels": {"app.kubernetes.io/name": DCGM_EXPORTER_NAME}}
+    assert exporter["to"][0]["namespaceSelector"] == {
+        "matchLabels": {"kubernetes.io/metadata.name": CLOUDWATCH_AGENT_NAMESPACE}
+    }
+    # The node's Pod Identity agent (CloudWatch credentials), never the instance metadata service.
+    assert agent == {"to": [{"ipBlock": {"cidr": "169.254.170.23/32"}}], "ports": [{"protocol": "TCP", "port": 80}]}
 
 
 def hub_pod(values: dict[str, Any], namespace: str) -> dict[str, Any]:

@@ -13,13 +13,14 @@ NetworkPolicy that opens exactly hub -> exporter pods on :9400.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from components.facts.constants import CLOUDWATCH_AGENT_NAMESPACE, DCGM_EXPORTER_NAME, PROJECT
 from components.renderers.dcgm_exporter_manifests import AGENT_CERT_SECRET, METRICS_PORT, SERVICE_NAME
+from components.renderers.hub_gpu_idle_metrics import METRICS_NAMESPACE
 from components.renderers.manifest_helpers import plain_manifest
 from components.settings import HubGpuIdleSettings
 
@@ -37,11 +38,30 @@ SCRAPE_SECONDS: Final = 30
 SCOPES: Final = ("list:users", "read:users", "read:servers", "access:servers", "delete:servers")
 # Learners' servers through the chart's proxy Service (port 80 serves HTTP in every https mode of the chart).
 SERVERS_URL: Final = "http://proxy-public"
+# The EKS Pod Identity agent (a host-network DaemonSet on every node) and what its webhook puts into pods; a managed
+# service does not inherit the hub's environment (JupyterHub's `env_keep`), so the service gets them again.
+POD_IDENTITY_AGENT: Final = ("169.254.170.23/32", 80)
+POD_IDENTITY_ENV: Final = {
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI": "http://169.254.170.23/v1/credentials",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE": "/var/run/secrets/pods.eks.amazonaws.com/serviceaccount/eks-pod-identity-token",
+}
 
 
-def reaper_config(gpu_idle: HubGpuIdleSettings, hub_namespace: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ReaperMetrics:
+    """Where the reaper's CloudWatch numbers go (hub_gpu_idle_metrics) and what a stop reclaims (`max_hours`)."""
+
+    cluster_name: str
+    region: str
+    lab: str
+    max_hours: int
+
+
+def reaper_config(
+    gpu_idle: HubGpuIdleSettings, hub_namespace: str, metrics: ReaperMetrics | None = None
+) -> dict[str, Any]:
     """The service's settings file (gpu_reaper/service.py reads it)."""
-    return {
+    config: dict[str, Any] = {
         "namespace": hub_namespace,
         "thresholdPercent": gpu_idle.threshold_percent,
         "idleMinutes": gpu_idle.idle_minutes,
@@ -58,6 +78,15 @@ def reaper_config(gpu_idle: HubGpuIdleSettings, hub_namespace: str) -> dict[str,
             "serverName": f"{SERVICE_NAME}.{CLOUDWATCH_AGENT_NAMESPACE}.svc",
         },
     }
+    if metrics is not None:
+        config["maxHours"] = metrics.max_hours
+        config["metrics"] = {
+            "namespace": METRICS_NAMESPACE,
+            "region": metrics.region,
+            "clusterName": metrics.cluster_name,
+            "lab": metrics.lab,
+        }
+    return config
 
 
 def package_files() -> dict[str, str]:
@@ -65,7 +94,9 @@ def package_files() -> dict[str, str]:
     return {path.name: path.read_text(encoding="utf-8") for path in sorted(PACKAGE_DIR.glob("*.py"))}
 
 
-def chart_values(gpu_idle: HubGpuIdleSettings, hub_namespace: str) -> dict[str, Any]:
+def chart_values(
+    gpu_idle: HubGpuIdleSettings, hub_namespace: str, metrics: ReaperMetrics | None = None
+) -> dict[str, Any]:
     """What the reaper adds to the lab's chart values (merged in by `with_reaper`); nothing when it is off."""
     if not gpu_idle.enabled:
         return {}
@@ -76,14 +107,14 @@ def chart_values(gpu_idle: HubGpuIdleSettings, hub_namespace: str) -> dict[str, 
         }
         for name, text in package_files().items()
     }
-    files["gpu-reaper-config"] = {"mountPath": CONFIG_PATH, "data": reaper_config(gpu_idle, hub_namespace)}
+    files["gpu-reaper-config"] = {"mountPath": CONFIG_PATH, "data": reaper_config(gpu_idle, hub_namespace, metrics)}
     return {
         "hub": {
             "extraFiles": files,
             "services": {
                 SERVICE: {
                     "command": ["python3", "-m", "gpu_reaper", "--config", CONFIG_PATH],
-                    "environment": {"PYTHONPATH": INSTALL_DIR},
+                    "environment": {"PYTHONPATH": INSTALL_DIR, **(POD_IDENTITY_ENV if metrics else {})},
                 }
             },
             "loadRoles": {SERVICE: {"scopes": list(SCOPES), "services": [SERVICE]}},
@@ -123,7 +154,8 @@ def _role_pair(name: str, namespace: str, rules: list[Manifest], hub_namespace: 
 
 
 def network_policy(hub_namespace: str) -> Manifest:
-    """Egress from the hub pod to the exporter pods' :9400, and nothing else (the exporter's own policy admits it)."""
+    """Egress from the hub pod to the exporter pods' :9400 (the exporter's own policy admits it) and to the node's
+    Pod Identity agent (the reaper's CloudWatch credentials); nothing else."""
     exporter = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": CLOUDWATCH_AGENT_NAMESPACE}},
         "podSelector": {"matchLabels": {"app.kubernetes.io/name": DCGM_EXPORTER_NAME}},
@@ -135,7 +167,13 @@ def network_policy(hub_namespace: str) -> Manifest:
         "spec": {
             "podSelector": {"matchLabels": dict(HUB_POD_LABELS)},
             "policyTypes": ["Egress"],
-            "egress": [{"to": [exporter], "ports": [{"protocol": "TCP", "port": METRICS_PORT}]}],
+            "egress": [
+                {"to": [exporter], "ports": [{"protocol": "TCP", "port": METRICS_PORT}]},
+                {
+                    "to": [{"ipBlock": {"cidr": POD_IDENTITY_AGENT[0]}}],
+                    "ports": [{"protocol": "TCP", "port": POD_IDENTITY_AGENT[1]}],
+                },
+            ],
         },
     }
 
@@ -155,8 +193,3 @@ def reaper_objects(gpu_idle: HubGpuIdleSettings, hub_namespace: str) -> list[Man
         network_policy(hub_namespace),
     ]
     return [plain_manifest(obj) for obj in objects]
-
-
-def config_text(gpu_idle: HubGpuIdleSettings, hub_namespace: str) -> str:
-    """The settings file as the chart writes it (`data` of a .json extraFile renders as JSON)."""
-    return json.dumps(reaper_config(gpu_idle, hub_namespace), indent=2)
