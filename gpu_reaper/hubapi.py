@@ -23,6 +23,7 @@ from typing import Any
 NOTICE_PATH = "GPU-SLOT-WILL-STOP.md"
 SCOPES = ("list:users", "read:users", "read:servers", "access:servers", "delete:servers")
 TIMEOUT_SECONDS = 10
+PAGE_SIZE = 200
 
 
 def notice_text(user: str, state: str, grace_minutes: int) -> str:
@@ -38,7 +39,8 @@ def notice_text(user: str, state: str, grace_minutes: int) -> str:
 class Hub:
     """A small client of the hub's REST API and, through the proxy, of the learners' servers."""
 
-    def __init__(self, api_url: str, token: str, servers_url: str) -> None:
+    def __init__(self, api_url: str, token: str, servers_url: str, page_size: int = PAGE_SIZE) -> None:
+        self.page_size = page_size
         self.api_url = api_url.rstrip("/")
         self.servers_url = servers_url.rstrip("/")
         self.token = token
@@ -57,7 +59,15 @@ class Hub:
         return f"{self.servers_url}/user/{urllib.parse.quote(user, safe='')}/{path}"
 
     def users(self) -> list[dict[str, Any]]:
-        return list(self._call("GET", f"{self.api_url}/users"))
+        """Every user with a running server, page by page (JupyterHub 5 pages `GET /users`: 50 by default, at most
+        200: `api_page_default_limit`, `api_page_max_limit`; `state=ready` keeps users whose server is up)."""
+        users: list[dict[str, Any]] = []
+        while True:
+            query = urllib.parse.urlencode({"state": "ready", "offset": len(users), "limit": self.page_size})
+            page = list(self._call("GET", f"{self.api_url}/users?{query}"))
+            users += page
+            if len(page) < self.page_size:
+                return users
 
     def kernels(self, user: str) -> list[dict[str, Any]] | None:
         """The server's kernels, or None when it cannot be asked (then only the GPU signal counts)."""

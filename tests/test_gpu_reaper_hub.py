@@ -139,7 +139,9 @@ def test_the_reaper_warns_then_stops_the_idle_learner_through_the_real_hub(hub: 
     _wait(lambda: all(_running(hub).values()) and len(_running(hub)) == 4, hub["process"], hub["dir"])
 
     config = {"thresholdPercent": 5, "exemptGroup": "gpu-idle-exempt", "serversUrl": hub["proxy"]}
-    reaper = Reaper(config, Hub(hub["api"], hub["reaper"], hub["proxy"]), None, Judge(LIMITS, "gpu-idle-exempt", "lab"))
+    client = Hub(hub["api"], hub["reaper"], hub["proxy"], page_size=2)  # pages of 2: the paging is exercised
+    assert sorted(u["name"] for u in client.users()) == sorted(LEARNERS)  # tina (admin) has no server: not listed
+    reaper = Reaper(config, client, None, Judge(LIMITS, "gpu-idle-exempt", "lab"))
     usage = {"alice": (70.0, 2000.0), "bob": (0.0, 1500.0), "ivan": (0.0, 600.0), "kim": (0.0, 1100.0)}
     start = time.time()
     actions = []
