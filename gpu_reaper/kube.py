@@ -65,22 +65,27 @@ class Kube:
         return base64.b64decode(answer["data"]["ca.crt"]).decode()
 
     def event(self, namespace: str, pod: str, reason: str, message: str, warning: bool) -> None:
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         self._call(
-            "POST",
-            f"/api/v1/namespaces/{namespace}/events",
-            {
-                "metadata": {"generateName": f"{pod}.gpu-idle-", "namespace": namespace},
-                "involvedObject": {"kind": "Pod", "namespace": namespace, "name": pod, "apiVersion": "v1"},
-                "reason": reason,
-                "message": message,
-                "type": "Warning" if warning else "Normal",
-                "source": {"component": "gpu-idle-reaper"},
-                "firstTimestamp": now,
-                "lastTimestamp": now,
-                "count": 1,
-            },
+            "POST", f"/api/v1/namespaces/{namespace}/events", event_body(namespace, pod, reason, message, warning)
         )
+
+
+def event_body(namespace: str, pod: str, reason: str, message: str, warning: bool) -> dict[str, Any]:
+    """A core/v1 Event on the notebook pod (what `kubectl describe pod` and `kubectl get events` show)."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"generateName": f"{pod}.gpu-idle-", "namespace": namespace},
+        "involvedObject": {"kind": "Pod", "namespace": namespace, "name": pod, "apiVersion": "v1"},
+        "reason": reason,
+        "message": message,
+        "type": "Warning" if warning else "Normal",
+        "source": {"component": "gpu-idle-reaper"},
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "count": 1,
+    }
 
 
 def scrape(address: str, port: int, ca_pem: str, server_name: str) -> str:
@@ -96,7 +101,8 @@ def scrape(address: str, port: int, ca_pem: str, server_name: str) -> str:
             chunks.append(chunk)
     response = b"".join(chunks)
     head, _, body = response.partition(b"\r\n\r\n")
-    if not head.startswith(b"HTTP/1.1 200"):
+    status = head.split(b" ", 2)[1] if head.count(b" ") >= 1 else b""
+    if status != b"200":
         raise OSError(f"exporter {address}: {head.splitlines()[0].decode(errors='replace') if head else 'no answer'}")
     if b"transfer-encoding: chunked" in head.lower():
         body = _unchunk(body)
