@@ -50,6 +50,13 @@ def gpu_idle_for(settings: StackSettings, hub: HubSettings) -> HubGpuIdleSetting
     return hub.gpu_idle if settings.observability.gpu_metrics else hub.gpu_idle.model_copy(update={"enabled": False})
 
 
+def reaper_values(settings: StackSettings, lab: LabSettings) -> dict[str, Any]:
+    """What the lab's GPU idle reaper adds to its chart values, with the stack's CloudWatch target."""
+    assert lab.hub is not None
+    metrics = hub_gpu_idle.ReaperMetrics(settings.cluster_name, settings.region, lab.name, lab.hub.max_hours)
+    return hub_gpu_idle.chart_values(gpu_idle_for(settings, lab.hub), lab.name, metrics)
+
+
 def any_reaper(settings: StackSettings) -> bool:
     """Whether some lab's hub runs the GPU idle reaper (then the dashboard and alarms show it)."""
     return any(lab.hub is not None and gpu_idle_for(settings, lab.hub).enabled for lab in settings.labs)
@@ -175,11 +182,9 @@ class LabHubs(pulumi.ComponentResource):
         assert lab.hub is not None
         pools = profile_pools(settings, lab.hub)
         gpu_idle = gpu_idle_for(settings, lab.hub)
-        metrics = hub_gpu_idle.ReaperMetrics(settings.cluster_name, settings.region, lab.name, lab.hub.max_hours)
         values = _with_secrets(
             hub_gpu_idle.with_reaper(
-                hub_values.chart_values(lab, hub_storage.storage_class_name(lab), pools),
-                hub_gpu_idle.chart_values(gpu_idle, lab.name, metrics),
+                hub_values.chart_values(lab, hub_storage.storage_class_name(lab), pools), reaper_values(settings, lab)
             )
         )
         reaper_ready = []

@@ -3,22 +3,31 @@ files it ships, its least RBAC and NetworkPolicy, and the hub pod that runs it u
 
 from __future__ import annotations
 
+import datetime
 import json
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from components.facts.constants import CLOUDWATCH_AGENT_NAMESPACE, DCGM_EXPORTER_NAME
-from components.hub import gpu_idle_for, profile_pools
-from components.renderers import hub_gpu_idle, hub_storage, hub_values
+from components.hub import gpu_idle_for, profile_pools, reaper_values
+from components.renderers import hub_gpu_idle, hub_gpu_idle_metrics, hub_storage, hub_values
 from components.renderers.gpu_admission_policy import admission_objects, admission_policy
 from components.renderers.lab_manifests import lab_objects
 from components.settings import HubGpuIdleSettings, LabSettings, SettingsError, StackSettings, load_settings
+from gpu_reaper import classify, kube, service
+from offline.config_files import read_stack_config
+from offline.plan import Plan
 from tests import apiserver_model
-from tests.conftest import shared_path
+from tests.conftest import PROJECT_DIR, shared_path
 from tests.k8s_validation import validate_core_object
 from tests.kubespawner_pods import helm_merge, without_nulls
 from tests.pod_security import restricted_problems
@@ -45,7 +54,7 @@ def hubs(settings: dict[str, StackSettings]) -> list[tuple[str, StackSettings, L
 def merged(settings: StackSettings, lab: LabSettings) -> dict[str, Any]:
     assert lab.hub is not None
     ours = hub_values.chart_values(lab, hub_storage.storage_class_name(lab), profile_pools(settings, lab.hub))
-    values = hub_gpu_idle.with_reaper(ours, hub_gpu_idle.chart_values(gpu_idle_for(settings, lab.hub), lab.name))
+    values = hub_gpu_idle.with_reaper(ours, reaper_values(settings, lab))
     result: dict[str, Any] = without_nulls(helm_merge(_chart("values.yaml"), values))
     return result
 
@@ -176,3 +185,69 @@ def test_the_hub_pod_that_runs_the_reaper_is_valid_restricted_and_admitted_by_th
         )
         assert (outcome.invalid, outcome.denied) == ([], []), stack
         assert restricted_problems({**pod["spec"], "hostPID": True}), "the restricted check reads hostPID"
+
+
+def _any_ca() -> str:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubernetes")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(hours=1))
+        .sign(key, hashes.SHA256())
+    )  # fmt: skip
+    return cert.public_bytes(serialization.Encoding.PEM).decode()
+
+
+def test_the_service_starts_from_the_settings_file_the_chart_ships(
+    settings: dict[str, StackSettings], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gpu_reaper.service reads every key the renderer writes (and the metrics target of the stack)."""
+    _, stack_settings, lab = hubs(settings)[0]
+    config = merged(stack_settings, lab)["hub"]["extraFiles"]["gpu-reaper-config"]["data"]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    (tmp_path / "ca.crt").write_text(_any_ca())  # the service account's CA stand-in: nothing connects
+    monkeypatch.setattr(kube, "ACCOUNT", tmp_path)
+    monkeypatch.setenv("JUPYTERHUB_API_URL", "http://127.0.0.1:8081/hub/api")
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "token")
+    reaper = service.reaper_from_config(tmp_path / "config.json")
+    assert lab.hub is not None
+    gpu_idle = lab.hub.gpu_idle
+    assert reaper.judge.limits == classify.Thresholds(
+        gpu_idle.threshold_percent, gpu_idle.idle_minutes, gpu_idle.grace_minutes, gpu_idle.never_used_minutes
+    )
+    assert (reaper.judge.exempt_group, reaper.judge.namespace) == (gpu_idle.exempt_group, lab.name)
+    assert reaper.kube is not None and reaper.hub.servers_url == "http://proxy-public"
+    metrics = reaper.config["metrics"]
+    assert (metrics["clusterName"], metrics["region"], metrics["lab"]) == (
+        stack_settings.cluster_name,
+        stack_settings.region,
+        lab.name,
+    )
+    assert reaper.config["maxHours"] == lab.hub.max_hours
+
+
+def test_plans_give_each_hub_its_metrics_role_rbac_and_policy(plans: dict[str, Plan]) -> None:
+    for stack, plan in plans.items():
+        settings = load_settings(read_stack_config(PROJECT_DIR, stack).values)
+        for lab in settings.labs:
+            if lab.hub is None:
+                continue
+            (association,) = [
+                a
+                for a in plan.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+                if a["inputs"]["namespace"] == lab.name and a["inputs"]["serviceAccount"] == "hub"
+            ]
+            role = plan.by_urn(
+                next(u for u in association["dependencies"] if plan.by_urn(u)["type"] == "aws:iam/role:Role")
+            )
+            (policy,) = [p for p in plan.of_type("aws:iam/rolePolicy:RolePolicy") if role["urn"] in p["dependencies"]]
+            assert json.loads(policy["inputs"]["policy"]) == hub_gpu_idle_metrics.metrics_policy(), stack
+            written = [
+                o for o in plan.objects("NetworkPolicy") if o["metadata"]["name"] == "gpu-idle-reaper-to-exporter"
+            ]
+            assert [o["metadata"]["namespace"] for o in written] == [lab.name], stack
+            roles = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in plan.objects("Role")}
+            assert {(lab.name, "gpu-idle-reaper"), ("amazon-cloudwatch", f"gpu-idle-reaper-{lab.name}")} <= roles
+        alarms = {a["inputs"]["name"] for a in plan.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")}
+        assert f"{settings.cluster_name}-gpu-process-samples-missing" in alarms, stack
