@@ -58,11 +58,11 @@ class ReaperMetrics:
 
 
 def reaper_config(
-    gpu_idle: HubGpuIdleSettings, hub_namespace: str, metrics: ReaperMetrics | None = None
+    gpu_idle: HubGpuIdleSettings, notebook_namespace: str, metrics: ReaperMetrics | None = None
 ) -> dict[str, Any]:
-    """The service's settings file (gpu_reaper/service.py reads it)."""
+    """The service's settings file (gpu_reaper/service.py reads it); it judges pods in `notebook_namespace` only."""
     config: dict[str, Any] = {
-        "namespace": hub_namespace,
+        "namespace": notebook_namespace,
         "thresholdPercent": gpu_idle.threshold_percent,
         "idleMinutes": gpu_idle.idle_minutes,
         "graceMinutes": gpu_idle.grace_minutes,
@@ -95,7 +95,7 @@ def package_files() -> dict[str, str]:
 
 
 def chart_values(
-    gpu_idle: HubGpuIdleSettings, hub_namespace: str, metrics: ReaperMetrics | None = None
+    gpu_idle: HubGpuIdleSettings, notebook_namespace: str, metrics: ReaperMetrics | None = None
 ) -> dict[str, Any]:
     """What the reaper adds to the lab's chart values (merged in by `with_reaper`); nothing when it is off."""
     if not gpu_idle.enabled:
@@ -107,7 +107,10 @@ def chart_values(
         }
         for name, text in package_files().items()
     }
-    files["gpu-reaper-config"] = {"mountPath": CONFIG_PATH, "data": reaper_config(gpu_idle, hub_namespace, metrics)}
+    files["gpu-reaper-config"] = {
+        "mountPath": CONFIG_PATH,
+        "data": reaper_config(gpu_idle, notebook_namespace, metrics),
+    }
     return {
         "hub": {
             "extraFiles": files,
@@ -178,8 +181,11 @@ def network_policy(hub_namespace: str) -> Manifest:
     }
 
 
-def reaper_objects(gpu_idle: HubGpuIdleSettings, hub_namespace: str) -> list[Manifest]:
-    """RBAC and the NetworkPolicy for one lab's reaper (namespaced by `hub_namespace`); none when it is off."""
+def reaper_objects(
+    gpu_idle: HubGpuIdleSettings, hub_namespace: str, notebook_namespace: str | None = None
+) -> list[Manifest]:
+    """RBAC and the NetworkPolicy for one lab's reaper, whose hub runs in `hub_namespace` and spawns notebooks into
+    `notebook_namespace` (today the same: the lab's); none when it is off."""
     if not gpu_idle.enabled:
         return []
     exporter_rules = [
@@ -189,7 +195,7 @@ def reaper_objects(gpu_idle: HubGpuIdleSettings, hub_namespace: str) -> list[Man
     event_rules = [{"apiGroups": [""], "resources": ["events"], "verbs": ["create"]}]
     objects = [
         *_role_pair(f"{SERVICE}-{hub_namespace}", CLOUDWATCH_AGENT_NAMESPACE, exporter_rules, hub_namespace),
-        *_role_pair(SERVICE, hub_namespace, event_rules, hub_namespace),
+        *_role_pair(SERVICE, notebook_namespace or hub_namespace, event_rules, hub_namespace),
         network_policy(hub_namespace),
     ]
     return [plain_manifest(obj) for obj in objects]
