@@ -33,12 +33,15 @@ class Reaper:
     scrapes: list[classify.Scrape] = field(default_factory=list)
     warned: set[str] = field(default_factory=set)
     reclaimed_hours: float = 0.0
+    ca: str | None = None
 
     def collect(self, now: float) -> None:
         """One scrape of every exporter pod; an exporter that does not answer leaves its pods unjudged."""
         exporter = self.config["exporter"]
         assert self.kube is not None
-        ca = self.kube.ca_bundle(exporter["namespace"], exporter["caSecret"])
+        if self.ca is None:  # read once per window: the add-on renews its certificate rarely
+            self.ca = self.kube.ca_bundle(exporter["namespace"], exporter["caSecret"])
+        ca = self.ca
         for address, node in self.kube.exporter_pods(exporter["namespace"], exporter["selector"]):
             try:
                 text = scrape(address, exporter["port"], ca, exporter["serverName"])
@@ -58,6 +61,7 @@ class Reaper:
         decisions = self.judge.judge_window(self.scrapes, now, learners, busy)
         blind = classify.nodes_without_signal(self.scrapes, self.judge.limits.threshold_percent)
         self.scrapes = []
+        self.ca = None
         for decision in decisions:
             self.act(decision, learners.get(decision.pod))
         self.report(decisions, blind)
