@@ -32,10 +32,11 @@ from components.facts.constants import (
     NFS_PORT,
     SYSTEM_NAMESPACE,
 )
-from components.renderers import hub_database, hub_profiles, hub_storage, hub_values
+from components.renderers import hub_database, hub_gpu_idle, hub_profiles, hub_storage, hub_values
 from components.renderers.hub_notebook_pod import LabProfiles
+from components.resources.hub_gpu_idle import create_objects, metrics_role
 from components.resources.pod_identity_role import pod_identity_role
-from components.settings import HubSettings, LabSettings, StackSettings
+from components.settings import HubGpuIdleSettings, HubSettings, LabSettings, StackSettings
 
 # The authenticator traits holding settings' secrets (HUB_SECRET_FIELDS: password, adminPassword, clientSecret).
 SECRET_TRAITS = frozenset({"user_password", "admin_password", "client_secret"})
@@ -47,6 +48,23 @@ def profile_pools(settings: StackSettings, hub: HubSettings) -> tuple[hub_profil
         hub_profiles.ProfilePool(pool, settings.sharing_for(pool), settings.warm_slot_shape_for(pool))
         for pool in settings.hub_pools(hub)
     )
+
+
+def gpu_idle_for(settings: StackSettings, hub: HubSettings) -> HubGpuIdleSettings:
+    """A hub's GPU idle reaper settings; off without the platform's dcgm-exporter, its only per-pod GPU signal."""
+    return hub.gpu_idle if settings.observability.gpu_metrics else hub.gpu_idle.model_copy(update={"enabled": False})
+
+
+def reaper_values(settings: StackSettings, lab: LabSettings) -> dict[str, Any]:
+    """What the lab's GPU idle reaper adds to its chart values, with the stack's CloudWatch target."""
+    assert lab.hub is not None
+    metrics = hub_gpu_idle.ReaperMetrics(settings.cluster_name, settings.region, lab.name, lab.hub.max_hours)
+    return hub_gpu_idle.chart_values(gpu_idle_for(settings, lab.hub), lab.name, metrics)
+
+
+def any_reaper(settings: StackSettings) -> bool:
+    """Whether some lab's hub runs the GPU idle reaper (then the dashboard and alarms show it)."""
+    return any(lab.hub is not None and gpu_idle_for(settings, lab.hub).enabled for lab in settings.labs)
 
 
 def lab_profiles(settings: StackSettings) -> tuple[LabProfiles, ...]:
@@ -216,7 +234,34 @@ class LabHubs(pulumi.ComponentResource):
         )
         assert lab.hub is not None
         pools = profile_pools(settings, lab.hub)
-        values = _with_secrets(hub_values.chart_values(lab, hub_storage.storage_class_name(lab), pools))
+        gpu_idle = gpu_idle_for(settings, lab.hub)
+        values = _with_secrets(
+            hub_gpu_idle.with_reaper(
+                hub_values.chart_values(lab, hub_storage.storage_class_name(lab), pools), reaper_values(settings, lab)
+            )
+        )
+        reaper_ready = []
+        if gpu_idle.enabled:
+            reaper_ready = metrics_role(
+                f"{name}-{lab.name}-gpu-idle-metrics",
+                cluster_name=settings.cluster_name,
+                eks_cluster_name=args.eks_cluster_name,
+                service_account=(lab.name, hub_gpu_idle.HUB_SERVICE_ACCOUNT),
+                tags=settings.tags,
+                parent=self,
+            )
+        # The reaper's objects in the hub's namespace; its Role in the add-on's namespace comes with the add-on.
+        create_objects(
+            f"{name}-gpu-idle",
+            [
+                obj
+                for obj in hub_gpu_idle.reaper_objects(gpu_idle, lab.name)
+                if obj["metadata"]["namespace"] == lab.name
+            ],
+            provider=provider,
+            parent=self,
+            depends_on=[args.lab_namespaces[lab.name]],
+        )
         return k8s.helm.v4.Chart(
             f"{name}-{lab.name}",
             name=hub_values.HUB_RELEASE,
@@ -229,11 +274,13 @@ class LabHubs(pulumi.ComponentResource):
                 parent=self,
                 provider=provider,
                 # The lab's fences first: every hub pod is admitted under its quota, LimitRange and policies;
-                # the StorageClasses before the learners' and the hub's database PVCs ask for them.
+                # the StorageClasses before the learners' and the hub's database PVCs ask for them; the reaper's
+                # credentials (Pod Identity) before the hub pod starts.
                 depends_on=[
                     args.lab_namespaces[lab.name],
                     *args.lab_objects[lab.name],
                     storage_class,
+                    *reaper_ready,
                     *(database_storage if hub_database.on_volume(lab.hub) else []),
                 ],
             ),

@@ -29,12 +29,14 @@ from components.facts.constants import (
     NODE_MONITORING_AGENT_ADDON,
     NODE_MONITORING_AGENT_ADDON_VERSION,
 )
+from components.hub import any_reaper, gpu_idle_for
 from components.renderers import container_insights_metrics as metrics
 from components.renderers import dcgm_exporter_manifests as exporter
-from components.renderers import gpu_alarms
+from components.renderers import gpu_alarms, hub_gpu_idle, hub_gpu_idle_metrics
 from components.renderers import observability_config as config
 from components.renderers.gpu_capacity import capacity_rows, pool_slot_ceilings, warm_headroom_rows
 from components.renderers.gpu_dashboard import lab_namespaces, render_dashboard
+from components.resources.hub_gpu_idle import blind_nodes_alarm_resource, create_objects
 from components.resources.pod_identity_role import pod_identity_role
 from components.settings import StackSettings, capacity
 
@@ -69,9 +71,12 @@ def alarm_specs(settings: StackSettings) -> tuple[gpu_alarms.AlarmSpec, ...]:
 def dashboard(settings: StackSettings) -> dict[str, Any]:
     """The stack's GPU fleet dashboard body."""
     namespaces = lab_namespaces(settings.labs, settings.demo)
-    return render_dashboard(
+    body = render_dashboard(
         settings.cluster_name, settings.region, namespaces, pool_slot_ceilings(capacity.all_capacities(settings))
     )
+    if not any_reaper(settings):
+        return body
+    return hub_gpu_idle_metrics.with_widget(body, settings.cluster_name, settings.region)
 
 
 # The exporter's objects by kind (renderers/dcgm_exporter_manifests.exporter_objects).
@@ -200,6 +205,15 @@ class Observability(pulumi.ComponentResource):
                 self.dcgm_exporter = resource
             else:
                 before_pods.append(resource)
+        # Each lab's GPU idle reaper may list the exporter pods and read the add-on's CA (renderers/hub_gpu_idle).
+        reaper_roles = [
+            obj
+            for lab in args.settings.labs
+            if lab.hub is not None
+            for obj in hub_gpu_idle.reaper_objects(gpu_idle_for(args.settings, lab.hub), lab.name)
+            if obj["metadata"]["namespace"] == CLOUDWATCH_AGENT_NAMESPACE
+        ]
+        create_objects(f"{name}-gpu-idle", reaper_roles, provider=args.k8s_provider, parent=self, depends_on=addons)
 
     def _alarms(self, name: str, settings: StackSettings, partition: pulumi.Output[str]) -> None:
         child = pulumi.ResourceOptions(parent=self)
@@ -256,6 +270,11 @@ class Observability(pulumi.ComponentResource):
                 ok_actions=[self.alarm_topic.arn],
                 tags=settings.tags,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[topic_policy]),
+            )
+        if any_reaper(settings):
+            after = pulumi.ResourceOptions(parent=self, depends_on=[topic_policy])
+            blind_nodes_alarm_resource(
+                f"{name}-gpu-idle", settings.cluster_name, self.alarm_topic, tags=settings.tags, opts=after
             )
 
 

@@ -44,8 +44,8 @@ def test_every_aws_input_of_both_plans_has_a_provider_rule(plans: dict[str, Plan
         for resource_type, path in sorted(missing)
     )
     assert not missing, (
-        "inputs the plans set with no AWS provider rule; add to components/facts/aws_rules_network.py or "
-        f"aws_rules_platform.py (transcribed from terraform-provider-aws, cited):\n{lines}"
+        "inputs the plans set with no AWS provider rule; add to components/facts/aws_rules_network.py, "
+        f"aws_rules_platform.py or aws_rules_messaging.py (transcribed from terraform-provider-aws, cited):\n{lines}"
     )
 
 

@@ -194,6 +194,10 @@ def test_staging_demo_in_its_lab_gets_the_labs_network_policies_only(staging_pla
     assert demo_network_policy(STAGING.demo) not in staging_plan.objects("NetworkPolicy")
     (lab,) = [lab for lab in STAGING.labs if lab.name == STAGING.demo.namespace]
     in_namespace = [p for p in staging_plan.objects("NetworkPolicy") if p["metadata"]["namespace"] == lab.name]
+    # The hub's GPU idle reaper adds egress for the hub pod alone (renderers/hub_gpu_idle), never for the demo.
+    reaper = [p for p in in_namespace if p["metadata"]["labels"].get("app.kubernetes.io/name") == "gpu-idle-reaper"]
+    assert [p["spec"]["podSelector"] for p in reaper] == [{"matchLabels": {"app": "jupyterhub", "component": "hub"}}]
+    in_namespace = [p for p in in_namespace if p not in reaper]
     assert sorted(in_namespace, key=str) == sorted(lab_network_policies(lab), key=str)
     assert all(p["spec"]["podSelector"] == {} for p in in_namespace)
 

@@ -23,7 +23,7 @@ from components.facts.constants import (
 from components.karpenter import controller_inputs
 from components.observability import alarm_specs, dashboard, idle_fleet
 from components.renderers import container_insights_metrics as metrics
-from components.renderers import gpu_alarms, gpu_capacity, gpu_dashboard, karpenter_values
+from components.renderers import gpu_alarms, gpu_capacity, gpu_dashboard, hub_gpu_idle_metrics, karpenter_values
 from components.renderers import observability_config as config
 from components.resources import node_repair
 from components.settings import SettingsError, StackSettings, capacity, load_settings
@@ -49,6 +49,9 @@ DOCUMENTED_GPU_METRICS = frozenset(
         "pod_gpu_request",
         "pod_gpu_utilization",
         "pod_gpu_memory_utilization",
+        # The GPU idle reaper's own metrics, which it sends itself (renderers/hub_gpu_idle_metrics).
+        hub_gpu_idle_metrics.RECLAIMED,
+        hub_gpu_idle_metrics.BLIND_NODES,
     }
 )
 MNG = "eks:index:ManagedNodeGroup"
@@ -390,6 +393,7 @@ def test_dashboard_searches_select_exactly_the_per_node_series(stack: str) -> No
         for widget in body["widgets"]
         for row in widget["properties"].get("metrics", [])
         if row[-1]["expression"].startswith("SEARCH(")
+        and hub_gpu_idle_metrics.METRICS_NAMESPACE not in row[-1]["expression"]
     ]
     assert len(searches) == 2
     for search in searches:
@@ -551,7 +555,10 @@ def test_plans_contain_dashboard_alarms_and_encrypted_topic(stack: str, plans: d
     key = plan.by_urn(next(u for u in topic["dependencies"] if plan.by_urn(u)["type"] == "aws:kms/key:Key"))
     assert topic["inputs"]["kmsMasterKeyId"] and key["inputs"]["enableKeyRotation"] is True
     alarms = plan.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")
-    assert sorted(a["inputs"]["name"] for a in alarms) == sorted(s.name for s in alarm_specs(settings))
+    reaper_alarm = hub_gpu_idle_metrics.blind_nodes_alarm(settings.cluster_name)["name"]
+    assert sorted(a["inputs"]["name"] for a in alarms) == sorted(
+        [*(s.name for s in alarm_specs(settings)), reaper_alarm]
+    )
     assert all(topic["urn"] in a["dependencies"] and a["inputs"]["alarmActions"] for a in alarms)
     (topic_policy,) = plan.of_type("aws:sns/topicPolicy:TopicPolicy")
     assert topic["urn"] in topic_policy["dependencies"]

@@ -1,4 +1,4 @@
-"""Provider rules for the platform inputs (EKS, IAM, KMS, CloudWatch, EventBridge, Logs, SNS, SQS).
+"""Provider rules for the platform inputs (EKS, IAM, KMS, CloudWatch, EventBridge, Logs; SNS and SQS: aws_rules_messaging).
 
 Transcribed from hashicorp/terraform-provider-aws (the v6 line that pulumi-aws 7.x bridges), each entry citing
 the file and the schema function under `internal/service/`. Pulumi renames a few inputs (`alarm_name` is
@@ -69,6 +69,7 @@ POD_IDENTITY_ASSOCIATION = "aws:eks/podIdentityAssociation:PodIdentityAssociatio
 IAM_ROLE = "aws:iam/role:Role"
 IAM_POLICY = "aws:iam/policy:Policy"
 ROLE_POLICY_ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
+ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
 KMS_KEY = "aws:kms/key:Key"
 KMS_ALIAS = "aws:kms/alias:Alias"
 DASHBOARD = "aws:cloudwatch/dashboard:Dashboard"
@@ -76,11 +77,6 @@ EVENT_RULE = "aws:cloudwatch/eventRule:EventRule"
 EVENT_TARGET = "aws:cloudwatch/eventTarget:EventTarget"
 LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
 METRIC_ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
-SNS_TOPIC = "aws:sns/topic:Topic"
-SNS_TOPIC_POLICY = "aws:sns/topicPolicy:TopicPolicy"
-SNS_SUBSCRIPTION = "aws:sns/topicSubscription:TopicSubscription"
-SQS_QUEUE = "aws:sqs/queue:Queue"
-SQS_QUEUE_POLICY = "aws:sqs/queuePolicy:QueuePolicy"
 
 PLATFORM_RULES: dict[tuple[str, str], InputRule] = {
     # --- EKS -------------------------------------------------------------------------------------------------
@@ -185,6 +181,16 @@ PLATFORM_RULES: dict[tuple[str, str], InputRule] = {
         _IAM + "role_policy_attachment.go ResourceRolePolicyAttachment"
     ),
     (ROLE_POLICY_ATTACHMENT, "role"): unconstrained(_IAM + "role_policy_attachment.go ResourceRolePolicyAttachment"),
+    (ROLE_POLICY, "policy"): rule(
+        _IAM + "role_policy.go resourceRolePolicy: verify.ValidIAMPolicyJSON", iam_policy_json()
+    ),
+    # validRolePolicyRole (validate.go): 1-128 characters, the role's name, not its ARN.
+    (ROLE_POLICY, "role"): rule(
+        _IAM + "validate.go validRolePolicyRole",
+        length(1, 128),
+        pattern(r"[\w+=,.@-]+"),
+        not_pattern(r"^arn:", "the role's name, not its ARN"),
+    ),
     (KMS_KEY, "description"): rule("internal/service/kms/key.go resourceKey", length(0, 8192)),
     (KMS_KEY, "deletionWindowInDays"): rule("internal/service/kms/key.go resourceKey", int_between(7, 30)),
     (KMS_KEY, "policy"): rule(
@@ -242,6 +248,13 @@ PLATFORM_RULES: dict[tuple[str, str], InputRule] = {
         _ALARM + ": missingData_Values (case-insensitive)",
         pattern(r"(?i)^(breaching|notBreaching|ignore|missing)$"),
     ),
+    (METRIC_ALARM, "metricName"): rule(_ALARM + ": metric_name", length(1, 255)),
+    (METRIC_ALARM, "namespace"): rule(_ALARM + ": namespace", length(1, 255), pattern(r"[^:].*")),
+    (METRIC_ALARM, "period"): rule(_ALARM + ": period", _PERIOD),
+    (METRIC_ALARM, "statistic"): rule(
+        _ALARM + ": enum.Validate[types.Statistic]", one_of("SampleCount", "Average", "Sum", "Minimum", "Maximum")
+    ),
+    (METRIC_ALARM, "dimensions.*"): unconstrained(_ALARM + ": dimensions"),
     (METRIC_ALARM, "metricQueries[].id"): rule(_ALARM, length(1, 255)),
     (METRIC_ALARM, "metricQueries[].expression"): rule(_ALARM, length(1, 1024)),
     (METRIC_ALARM, "metricQueries[].label"): unconstrained(_ALARM),
@@ -250,44 +263,4 @@ PLATFORM_RULES: dict[tuple[str, str], InputRule] = {
     (METRIC_ALARM, "metricQueries[].metric.period"): rule(_ALARM, _PERIOD),
     (METRIC_ALARM, "metricQueries[].metric.stat"): rule(_ALARM + ": Statistic enum or extended statistic", _STATISTIC),
     (METRIC_ALARM, "metricQueries[].metric.dimensions.*"): unconstrained(_ALARM),
-    # --- SNS, SQS ----------------------------------------------------------------------------------------------
-    (SNS_TOPIC, "name"): rule(
-        "internal/service/sns/topic.go resourceTopicCustomizeDiff",
-        pattern(r"^[0-9A-Za-z_-]{1,256}$|^[0-9A-Za-z_-]{1,251}\.fifo$"),
-    ),
-    (SNS_TOPIC, "kmsMasterKeyId"): unconstrained("internal/service/sns/topic.go topicSchema"),
-    (SNS_TOPIC_POLICY, "arn"): rule("internal/service/sns/topic_policy.go resourceTopicPolicy: verify.ValidARN", arn()),
-    (SNS_TOPIC_POLICY, "policy"): rule(
-        "internal/service/sns/topic_policy.go resourceTopicPolicy: sdkv2.IAMPolicyDocumentSchemaRequired "
-        "(internal/sdkv2/schema.go: validation.StringIsJSON)",
-        json_text(),
-    ),
-    (SNS_SUBSCRIPTION, "protocol"): rule(
-        "internal/service/sns/topic_subscription.go subscriptionSchema: SubscriptionProtocol_Values (consts.go)",
-        one_of("application", "email", "email-json", "firehose", "http", "https", "lambda", "sms", "sqs"),
-    ),
-    (SNS_SUBSCRIPTION, "topic"): rule(
-        "internal/service/sns/topic_subscription.go subscriptionSchema: topic_arn verify.ValidARN", arn()
-    ),
-    (SNS_SUBSCRIPTION, "endpoint"): unconstrained("internal/service/sns/topic_subscription.go subscriptionSchema"),
-    (SQS_QUEUE, "name"): rule(
-        "internal/service/sqs/queue.go resourceQueueCustomizeDiff",
-        pattern(r"^[0-9A-Za-z_-]{1,80}$|^[0-9A-Za-z_-]{1,75}\.fifo$"),
-    ),
-    (SQS_QUEUE, "messageRetentionSeconds"): rule(
-        "internal/service/sqs/queue.go queueSchema", int_between(60, 1_209_600)
-    ),
-    **{
-        (SQS_QUEUE, field): rule("internal/service/sqs/queue.go queueSchema", int_between(low, high))
-        for field, low, high in (
-            ("delaySeconds", 0, 900),
-            ("maxMessageSize", 1024, 1_048_576),
-            ("visibilityTimeoutSeconds", 0, 43_200),
-            ("kmsDataKeyReusePeriodSeconds", 60, 86_400),
-        )
-    },
-    (SQS_QUEUE_POLICY, "policy"): rule(
-        "internal/service/sqs/queue_policy.go ResourceQueuePolicy: validation.StringIsJSON", json_text()
-    ),
-    (SQS_QUEUE_POLICY, "queueUrl"): unconstrained("internal/service/sqs/queue_policy.go ResourceQueuePolicy"),
 }

@@ -79,6 +79,7 @@ from components.settings.hub import (
     OidcAuth,
     SharedPasswordAuth,
 )
+from components.settings.hub_gpu_idle import HubGpuIdleSettings
 from components.settings.karpenter import (
     TYPICAL_WARM_SLOT,
     WARM_SLOT_FLOOR,
@@ -141,6 +142,7 @@ __all__ = [
     "Hostname",
     "HttpsUrl",
     "HubAuth",
+    "HubGpuIdleSettings",
     "HubSettings",
     "HubUsername",
     "InstanceType",

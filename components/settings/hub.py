@@ -8,6 +8,7 @@ from typing import Annotated, Literal, Self
 from pydantic import AfterValidator, Field, model_validator
 
 from components.settings.fields import DigestImage, DnsLabel, SettingsModel, matching
+from components.settings.hub_gpu_idle import HubGpuIdleSettings
 
 _ACM_CERTIFICATE_ARN = re.compile(r"^arn:aws(-[a-z]+)*:acm:([a-z0-9-]+):[0-9]{12}:certificate/[0-9a-f-]{36}$")
 _HUB_USERNAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._@-]{0,63}$")
@@ -116,6 +117,8 @@ class HubSettings(SettingsModel):
     """Where the hub keeps its SQLite database: `sqliteVolume`, an encrypted gp3 EBS volume of its own (the EBS CSI
     add-on; never the EFS home file system: SQLite must not live on NFS); `sqliteMemory`, in the hub's memory only:
     no volume, but every restart forgets users, tokens and running servers (a one-off demo)."""
+    gpu_idle: HubGpuIdleSettings = HubGpuIdleSettings()
+    """The GPU idle reaper: warns, then stops, a learner holding a GPU slot without using it (docs/jupyterhub.md)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
