@@ -14,6 +14,7 @@ from components.renderers.karpenter_packing import first_batch_rows, mixed_gpu_c
 from components.renderers.placeholders import placeholder_values
 from components.renderers.timetable_report import TimetabledPool, node_lifetimes, pool_weeks, session_peaks
 from components.resources.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
+from components.resources.scheduler_scoring import CLUSTER_TYPE, SCORING_WEIGHTS, scoring_strategy
 from components.settings import REGION_KEY, StackSettings, capacity, config_key
 from offline.plan import Plan
 
@@ -38,6 +39,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
     lines += _warm_headroom_lines(settings)
     lines += _first_batch_lines(settings)
     lines += _node_repair_lines(settings)
+    lines += _scheduler_scoring_lines(settings)
     lines += _dcgm_engine_lines(settings)
     lines += [
         "",
@@ -133,6 +135,19 @@ def _node_repair_lines(settings: StackSettings) -> list[str]:
             for group, on in node_repair_by_group(settings.gpu_node_group, settings.observability)
         ),
     ]
+
+
+def _scheduler_scoring_lines(settings: StackSettings) -> list[str]:
+    # Like node repair: a transform sets it on the aws.eks.Cluster inside pulumi-eks, which the mocks never see.
+    strategy = scoring_strategy(settings.cluster)
+    weights = ", ".join(f"{name} {weight}" for name, weight in SCORING_WEIGHTS)
+    how = (
+        f"set by a transform on the {CLUSTER_TYPE} (weights {weights}) at `up` time, so not provable offline; "
+        "after `up` check `aws eks describe-cluster --query cluster.kubeSchedulerConfig`"
+        if strategy == "MostAllocated"
+        else "EKS's default (gpu-platform:cluster.mostAllocatedScoring is false): pods spread over nodes"
+    )
+    return ["", f"Scheduler scoring (NodeResourcesFit, cluster-wide, system pods included): {strategy}; {how}"]
 
 
 def _dcgm_engine_lines(settings: StackSettings) -> list[str]:
