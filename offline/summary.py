@@ -16,10 +16,14 @@ from components.renderers.timetable_report import TimetabledPool, node_lifetimes
 from components.resources.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
 from components.resources.scheduler_scoring import CLUSTER_TYPE, SCORING_WEIGHTS, scoring_strategy
 from components.settings import REGION_KEY, StackSettings, capacity, config_key
+from offline.cost import StackForecast, cost_lines, stack_forecast
 from offline.plan import Plan
 
 
-def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Path) -> str:
+def render_summary(
+    settings: StackSettings, plan: Plan, stack: str, out_dir: Path, forecast: StackForecast | None = None
+) -> str:
+    """The summary; `forecast`: the synth's own (computed here when not given)."""
     counts = plan.type_counts()
     lines = [
         f"gpu-platform stack '{stack}': {len(plan.resources)} resources, {len(plan.manifests)} Kubernetes objects, "
@@ -50,6 +54,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
     lines += _timetable_lines(settings)
     lines += _node_lifetime_lines(settings)
     lines += _hub_lines(settings)
+    lines += cost_lines(settings, forecast or stack_forecast(settings))
     return "\n".join([*lines, *_access_lines(settings), *_placeholder_lines(settings)])
 
 
