@@ -18,6 +18,7 @@ replays, each with the project's own model or the upstream rule it follows (docs
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -89,18 +90,28 @@ class _Sim:
         self.m = model
         self.pods = pods
         self.nodes: list[_Node] = []
+        self.live: list[_Node] = []  # nodes that exist (launched, not yet gone)
         self.node_of: dict[int, _Node] = {}
         self.pending: list[tuple[int, int]] = []  # (pod, pending since)
         self.waits: list[Wait] = []
         self.next_arrival = 0
+        self.consolidated = False  # whether the last tick removed an empty node
 
     def alive(self) -> list[_Node]:
-        return [n for n in self.nodes if n.gone_s is None]
+        return self.live
+
+    def add(self, node: _Node) -> None:
+        self.nodes.append(node)
+        self.live.append(node)
+
+    def retire(self, node: _Node, now: int) -> None:
+        node.gone_s = now
+        self.live.remove(node)
 
     def launch(self, count: int, at: int, ready: int) -> None:
         for planned in pack([1] * count, self.m.slots_per_type):
             slots = self.m.slots_per_type[planned.instance_type]
-            self.nodes.append(_Node(len(self.nodes), planned.instance_type, slots, at, ready))
+            self.add(_Node(len(self.nodes), planned.instance_type, slots, at, ready))
 
     def _dnd(self, pod: int) -> bool:
         return pod >= 0 or self.m.demo_do_not_disrupt
@@ -124,7 +135,7 @@ class _Sim:
 
     def expire(self, now: int) -> None:
         m = self.m
-        for node in self.alive():
+        for node in list(self.live):
             if node.cordoned_s is None and m.expire_after_s is not None and now >= node.launched_s + m.expire_after_s:
                 node.cordoned_s = now
                 self.evict(node, [p for p in node.pods if not self._dnd(p)], now)
@@ -132,7 +143,7 @@ class _Sim:
                 if m.grace_s is not None and now >= node.cordoned_s + m.grace_s - SESSION_POD_GRACE_S:
                     self.evict(node, list(node.pods), now)
                 if not node.pods:
-                    node.gone_s = now
+                    self.retire(node, now)
 
     def arrive(self, end: int) -> None:
         while self.next_arrival < len(self.pods) and self.pods[self.next_arrival].arrival_s < end:
@@ -164,7 +175,35 @@ class _Sim:
             launch = max([now, *(since for _, since in self.pending)])
             self.launch(deficit, launch, launch + self.m.boot_s)
 
+    def next_event_minute(self, minute: int, changes: list[int]) -> int:
+        """The next minute at which something can happen (every minute while pods are pending)."""
+        if self.pending:
+            return minute + 1
+        ticks = changes[bisect.bisect_right(changes, minute) :][:1]  # buffer or budget changes
+        within = []  # seconds handled by the tick that contains them: arrivals, departures, readiness
+        if self.next_arrival < len(self.pods):
+            within.append(self.pods[self.next_arrival].arrival_s)
+        within += [self.pods[pod].end_s for pod in self.node_of if pod >= 0]
+        reached = []  # seconds a tick acts on once `now` has reached them: expiry, grace, consolidateAfter
+        m = self.m
+        for node in self.live:
+            within.append(node.ready_s)  # schedulable in the tick it turns ready,
+            reached.append(node.ready_s)  # and consolidatable from the next
+            if node.cordoned_s is None and m.expire_after_s is not None:
+                reached.append(node.launched_s + m.expire_after_s)
+            if node.cordoned_s is not None and m.grace_s is not None:
+                reached.append(node.cordoned_s + m.grace_s - SESSION_POD_GRACE_S)
+            if not node.pods and node.cordoned_s is None:
+                reached.append((node.empty_since or 0) + m.consolidate_after_s)
+            if node.cordoned_s is not None and m.grace_s is None:
+                ticks.append(minute + 1)
+        if self.consolidated and any(t <= minute * MINUTE for t in reached):
+            ticks.append(minute + 1)  # the budget let one go this minute: the next may go in the next
+        ticks += [t // MINUTE for t in within] + [-(-t // MINUTE) for t in reached]
+        return min((t for t in ticks if t > minute), default=SPAN_S // MINUTE)
+
     def consolidate(self, minute: int, now: int) -> None:
+        self.consolidated = False
         if self.m.fixed_nodes:
             return
         alive = self.alive()
@@ -172,7 +211,7 @@ class _Sim:
         if self.m.budget_percent[minute] <= 100:
             allowed = min(allowed, math.ceil(self.m.budget_percent[minute] * len(alive) / 100))
         allowed -= sum(1 for n in alive if n.cordoned_s is not None)
-        for node in alive:
+        for node in list(alive):
             if node.pods or node.cordoned_s is not None or node.ready_s > now:
                 continue
             if node.empty_since is None:
@@ -180,26 +219,40 @@ class _Sim:
             if allowed <= 0 or now - node.empty_since < self.m.consolidate_after_s:
                 continue
             if self.free_slots() - node.slots >= self.m.buffer[minute]:
-                node.gone_s = now
+                self.retire(node, now)
+                self.consolidated = True
                 allowed -= 1
 
 
-def simulate(model: PoolModel, pods: Sequence[PodDemand]) -> WeekRun:
-    """The span minute by minute; figures and series of the measured week only."""
+def _change_minutes(model: PoolModel) -> list[int]:
+    """Span minutes at which the buffer or a budget changes."""
+    series = (model.buffer, model.budgets, model.budget_percent)
+    return [m for m in range(1, len(model.buffer)) if any(x[m] != x[m - 1] for x in series)]
+
+
+def simulate(model: PoolModel, pods: Sequence[PodDemand], *, every_minute: bool = False) -> WeekRun:
+    """The span minute by minute; figures and series of the measured week only. Minutes in which nothing can
+    change are skipped (`every_minute=True` steps through all of them: the same result, slower)."""
     sim = _Sim(model, pods)
     demo = list(range(-1, -model.demo_slots - 1, -1))
     start = model.fixed_nodes or model.demo_slots + model.buffer[0]
     if model.fixed_nodes:
         cheapest = min(model.slots_per_type, key=lambda t: (model.prices[t], t))
         for index in range(model.fixed_nodes):
-            sim.nodes.append(_Node(index, cheapest, model.slots_per_type[cheapest], 0, 0))
+            sim.add(_Node(index, cheapest, model.slots_per_type[cheapest], 0, 0))
     elif start:
         sim.launch(start, 0, 0)
     sim.pending = [(pod, 0) for pod in demo]
     node_seconds: dict[str, int] = {}
     slot_seconds = 0
-    in_use, demand, held, nodes = [], [], [], []
-    for minute in range(SPAN_S // MINUTE):
+    in_use: list[int] = []
+    demand: list[int] = []
+    held: list[int] = []
+    nodes: list[int] = []
+    changes = _change_minutes(model)
+    total = SPAN_S // MINUTE
+    minute = 0
+    while minute < total:
         now, end = minute * MINUTE, (minute + 1) * MINUTE
         measured = now >= WARMUP_S
         sim.depart(end, measured)
@@ -208,17 +261,20 @@ def simulate(model: PoolModel, pods: Sequence[PodDemand]) -> WeekRun:
         sim.schedule(now, end, measured)
         sim.provision(minute, now)
         sim.consolidate(minute, now)
-        if not measured:
+        # Nothing changes until the next event: those minutes repeat this one's figures.
+        upto = minute + 1 if every_minute else min(total, sim.next_event_minute(minute, changes))
+        repeat = sum(1 for m in range(minute, upto) if m * MINUTE >= WARMUP_S)
+        minute = upto
+        if not repeat:
             continue
-        alive = [n for n in sim.alive() if n.launched_s <= now]
+        alive = sim.alive()
         for node in alive:
-            node_seconds[node.type] = node_seconds.get(node.type, 0) + MINUTE
-        learners = sum(1 for pod in sim.node_of if pod >= 0)
-        slot_seconds += learners * MINUTE
-        in_use.append(len(sim.node_of))
-        demand.append(len(sim.node_of) + len(sim.pending))
-        held.append(sum(n.slots for n in alive))
-        nodes.append(len(alive))
+            node_seconds[node.type] = node_seconds.get(node.type, 0) + MINUTE * repeat
+        slot_seconds += sum(1 for pod in sim.node_of if pod >= 0) * MINUTE * repeat
+        in_use += [len(sim.node_of)] * repeat
+        demand += [len(sim.node_of) + len(sim.pending)] * repeat
+        held += [sum(n.slots for n in alive)] * repeat
+        nodes += [len(alive)] * repeat
     return WeekRun(
         node_seconds=dict(sorted(node_seconds.items())),
         learner_slot_seconds=slot_seconds,
