@@ -7,6 +7,7 @@ reads to print the weekly dollar difference; `DIR/cost-week.svg` is the picture 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,7 +177,15 @@ class StackForecast:
 def stack_forecast(settings: StackSettings) -> StackForecast:
     pools = settings.karpenter.node_pools if settings.karpenter.enabled else []
     plans = [pool_plan(settings, pool) for pool in pools]
-    return StackForecast([(plan, forecast(plan)) for plan in plans], fixed_lines(settings))
+    # Pools that differ only by name run the same week: simulate each distinct pool once.
+    runs: dict[str, PoolForecast] = {}
+    results = []
+    for plan in plans:
+        key = repr(dataclasses.replace(plan, name=""))
+        if key not in runs:
+            runs[key] = forecast(plan)
+        results.append((plan, dataclasses.replace(runs[key], pool=plan.name)))
+    return StackForecast(results, fixed_lines(settings))
 
 
 def _rounded(value: float | None) -> float | None:

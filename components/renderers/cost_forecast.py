@@ -8,6 +8,7 @@ ceil(slots in use / slots per node) x the price of the type that does it cheapes
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -86,26 +87,29 @@ def budget_active(budget: Budget) -> list[bool]:
     return active
 
 
-def _span_minute_to_week(minute: int) -> int:
-    return (minute - WARMUP_S // MINUTE) % WEEK_MIN
+def _span(week: list[int] | tuple[int, ...]) -> tuple[int, ...]:
+    """A per-minute week series laid over the span: the warm-up Saturday, then the week from Sunday."""
+    warmup = WARMUP_S // MINUTE
+    return tuple(week[WEEK_MIN - warmup :]) + tuple(week)
 
 
 def pool_model(plan: PoolPlan) -> PoolModel:
     counts, percents = [NO_LIMIT] * WEEK_MIN, [101] * WEEK_MIN
     for budget in plan.budgets:
         value = int(budget.nodes.rstrip("%"))
-        target = percents if budget.nodes.endswith("%") else counts
-        for minute, on in enumerate(budget_active(budget)):
-            if on:
-                target[minute] = min(target[minute], value)
-    span = [_span_minute_to_week(m) for m in range(SPAN_S // MINUTE)]
+        active = budget_active(budget)
+        if budget.nodes.endswith("%"):
+            percents = [min(p, value) if on else p for p, on in zip(percents, active, strict=True)]
+        else:
+            counts = [min(c, value) if on else c for c, on in zip(counts, active, strict=True)]
+    assert SPAN_S // MINUTE == WEEK_MIN + WARMUP_S // MINUTE
     return PoolModel(
         name=plan.name,
         slots_per_type=plan.slots_per_type,
         prices=plan.prices,
-        buffer=tuple(plan.buffer_week[w] for w in span),
-        budgets=tuple(counts[w] for w in span),
-        budget_percent=tuple(percents[w] for w in span),
+        buffer=_span(plan.buffer_week),
+        budgets=_span(counts),
+        budget_percent=_span(percents),
         consolidate_after_s=plan.consolidate_after_s,
         expire_after_s=plan.expire_after_s,
         grace_s=plan.grace_s,
@@ -143,11 +147,12 @@ def floor_series(
         )
 
     dollars = 0.0
-    nodes = []
-    for slots in demand:
+    nodes: list[int] = []
+    for slots, run in itertools.groupby(demand):
+        minutes = sum(1 for _ in run)
         price, count = cheapest(slots)
-        dollars += price / 60
-        nodes.append(count)
+        dollars += price / 60 * minutes
+        nodes += [count] * minutes
     return dollars, nodes
 
 

@@ -32,13 +32,16 @@ def _buckets(values: Sequence[int]) -> list[int]:
 
 
 def _path(values: Sequence[int], top: int, scale: float) -> str:
+    """A step line: horizontal runs, a vertical step only where the value changes."""
     step = PLOT_W / len(values)
     base = top + PANEL_H
-    points = []
-    for index, value in enumerate(values):
-        y = base - value * scale
-        points.append(f"{LEFT + index * step:.1f},{y:.1f} {LEFT + (index + 1) * step:.1f},{y:.1f}")
-    return "M" + " L".join(points)
+    parts = [f"M{LEFT:.1f},{base - values[0] * scale:.1f}"]
+    for index in range(1, len(values)):
+        if values[index] != values[index - 1]:
+            x = LEFT + index * step
+            parts.append(f"H{x:.1f}V{base - values[index] * scale:.1f}")
+    parts.append(f"H{LEFT + PLOT_W:.1f}")
+    return "".join(parts)
 
 
 def _panel(plan: PoolPlan, result: PoolForecast, top: int) -> list[str]:

@@ -19,6 +19,7 @@ replays, each with the project's own model or the upstream rule it follows (docs
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -226,8 +227,8 @@ class _Sim:
 
 def _change_minutes(model: PoolModel) -> list[int]:
     """Span minutes at which the buffer or a budget changes."""
-    series = (model.buffer, model.budgets, model.budget_percent)
-    return [m for m in range(1, len(model.buffer)) if any(x[m] != x[m - 1] for x in series)]
+    runs = itertools.groupby(zip(model.buffer, model.budgets, model.budget_percent, strict=True))
+    return list(itertools.accumulate(sum(1 for _ in group) for _, group in runs))[:-1]
 
 
 def simulate(model: PoolModel, pods: Sequence[PodDemand], *, every_minute: bool = False) -> WeekRun:
@@ -263,7 +264,7 @@ def simulate(model: PoolModel, pods: Sequence[PodDemand], *, every_minute: bool 
         sim.consolidate(minute, now)
         # Nothing changes until the next event: those minutes repeat this one's figures.
         upto = minute + 1 if every_minute else min(total, sim.next_event_minute(minute, changes))
-        repeat = sum(1 for m in range(minute, upto) if m * MINUTE >= WARMUP_S)
+        repeat = max(0, upto - max(minute, WARMUP_S // MINUTE))
         minute = upto
         if not repeat:
             continue
