@@ -127,6 +127,7 @@ def test_expiry_cut_short_by_the_grace_period_sends_learners_back_to_pending() -
     # minutes 90-94 of class.
     assert result.node_seconds == {"g4dn.xlarge": 90 * MINUTE + 30 * MINUTE}
     assert result.learner_slot_seconds == 3 * (86 + 26) * MINUTE
+    assert waits(result) == [BOOT] * 6  # each learner waits twice: at the start and after the eviction
 
 
 def test_expiry_outside_a_session_leaves_a_walk_in_waiting_for_the_replacement() -> None:

@@ -48,6 +48,7 @@ class PoolPlan:
     walk_in_hub: HubLimits | None
     demo_slots: int = 0
     demo_do_not_disrupt: bool = True
+    learner_do_not_disrupt: bool = True
     fixed_nodes: int = 0
 
 
@@ -117,6 +118,7 @@ def pool_model(plan: PoolPlan) -> PoolModel:
         scoring=plan.scoring,
         demo_slots=plan.demo_slots,
         demo_do_not_disrupt=plan.demo_do_not_disrupt,
+        learner_do_not_disrupt=plan.learner_do_not_disrupt,
         fixed_nodes=plan.fixed_nodes,
     )
 

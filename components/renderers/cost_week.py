@@ -49,6 +49,7 @@ class PoolModel:
     scoring: Scoring
     demo_slots: int = 0
     demo_do_not_disrupt: bool = True
+    learner_do_not_disrupt: bool = True  # hub notebooks carry karpenter.sh/do-not-disrupt
     fixed_nodes: int = 0  # a node group of this many nodes, around the clock (no Karpenter)
 
 
@@ -115,7 +116,7 @@ class _Sim:
             self.add(_Node(len(self.nodes), planned.instance_type, slots, at, ready))
 
     def _dnd(self, pod: int) -> bool:
-        return pod >= 0 or self.m.demo_do_not_disrupt
+        return self.m.learner_do_not_disrupt if pod >= 0 else self.m.demo_do_not_disrupt
 
     def evict(self, node: _Node, pods: list[int], now: int) -> None:
         for pod in pods:
@@ -130,12 +131,14 @@ class _Sim:
                 del self.node_of[pod]
         for pod, since in self.pending:
             # A learner who gave up before a slot came waited the whole time (the wait is censored there).
-            if pod >= 0 and self.pods[pod].end_s < end and measured and since == self.pods[pod].arrival_s:
+            if pod >= 0 and self.pods[pod].end_s < end and measured:
                 self.waits.append(Wait(self.pods[pod].end_s - since, self.pods[pod].in_session))
         self.pending = [(p, s) for p, s in self.pending if p < 0 or self.pods[p].end_s >= end]
 
     def expire(self, now: int) -> None:
         m = self.m
+        if m.fixed_nodes:
+            return  # a managed node group's nodes do not expire
         for node in list(self.live):
             if node.cordoned_s is None and m.expire_after_s is not None and now >= node.launched_s + m.expire_after_s:
                 node.cordoned_s = now
@@ -163,7 +166,7 @@ class _Sim:
             node.pods.append(pod)
             node.empty_since = None
             self.node_of[pod] = node
-            if pod >= 0 and measured and since == self.pods[pod].arrival_s:
+            if pod >= 0 and measured:  # a first start, or a restart after an eviction
                 self.waits.append(Wait(max(since, now, node.ready_s) - since, self.pods[pod].in_session))
         self.pending = waiting
 
