@@ -78,7 +78,7 @@ def _p95(waits: tuple[int, int] | None) -> str:
 
 def table(results: dict[str, PoolForecast]) -> list[str]:
     lines = [
-        "| design | node-hours | $/week | $/learner-hour | p95 wait in class | p95 wait outside | × floor |",
+        "| design | node-hours | $/week | $/learner-hour | p95 wait in class | p95 wait outside | x floor |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, r in results.items():
