@@ -111,6 +111,8 @@ def pool_plan(settings: StackSettings, pool: NodePoolSettings) -> PoolPlan:
         for t in slots
         if instance_prices.entry(settings.region, t).offered
     }
+    if not prices:
+        raise instance_prices.PriceError(f"none of {', '.join(sorted(slots))} is offered in {settings.region}")
     demo = settings.demo
     demo_slots = 0
     if demo.enabled and demo_pool(settings.karpenter) == pool.name:
@@ -135,39 +137,29 @@ def pool_plan(settings: StackSettings, pool: NodePoolSettings) -> PoolPlan:
     )
 
 
-def fixed_lines(settings: StackSettings) -> list[FixedLine]:
-    lines = []
-    system = settings.system_nodes
-    found = instance_prices.entry(settings.region, system.instance_types[0])
-    lines.append(
-        FixedLine(
-            "system nodes",
-            found.instance_type,
-            system.desired_size,
-            instance_prices.hourly(settings.region, found.instance_type),
-            found.estimate,
-        )
-    )
+def fixed_lines(settings: StackSettings) -> tuple[list[FixedLine], list[tuple[str, str]]]:
+    """The lines that run all week (priced on their first instance type), and those the table cannot price."""
+    wanted = [("system nodes", settings.system_nodes.instance_types[0], settings.system_nodes.desired_size)]
     group = settings.gpu_node_group
     if group.enabled:
-        kind = group.instance_types[0]
-        price = instance_prices.entry(settings.region, kind)
-        lines.append(
-            FixedLine(
-                "managed GPU group",
-                kind,
-                group.desired_size,
-                instance_prices.hourly(settings.region, kind),
-                price.estimate,
-            )
-        )
-    return lines
+        wanted.append(("managed GPU group", group.instance_types[0], group.desired_size))
+    lines: list[FixedLine] = []
+    skipped: list[tuple[str, str]] = []
+    for name, kind, nodes in wanted:
+        try:
+            price = instance_prices.hourly(settings.region, kind)
+        except instance_prices.PriceError as exc:
+            skipped.append((name, str(exc)))
+            continue
+        lines.append(FixedLine(name, kind, nodes, price, instance_prices.entry(settings.region, kind).estimate))
+    return lines, skipped
 
 
 @dataclass(frozen=True)
 class StackForecast:
     pools: list[tuple[PoolPlan, PoolForecast]]
     fixed: list[FixedLine]
+    skipped: list[tuple[str, str]]  # (line, why the price table cannot price it)
 
     @property
     def results(self) -> list[PoolForecast]:
@@ -176,7 +168,12 @@ class StackForecast:
 
 def stack_forecast(settings: StackSettings) -> StackForecast:
     pools = settings.karpenter.node_pools if settings.karpenter.enabled else []
-    plans = [pool_plan(settings, pool) for pool in pools]
+    plans, skipped = [], []
+    for pool in pools:
+        try:
+            plans.append(pool_plan(settings, pool))
+        except instance_prices.PriceError as exc:
+            skipped.append((f"pool {pool.name}", str(exc)))
     # Pools that differ only by name run the same week: simulate each distinct pool once.
     runs: dict[str, PoolForecast] = {}
     results = []
@@ -185,7 +182,8 @@ def stack_forecast(settings: StackSettings) -> StackForecast:
         if key not in runs:
             runs[key] = forecast(plan)
         results.append((plan, dataclasses.replace(runs[key], pool=plan.name)))
-    return StackForecast(results, fixed_lines(settings))
+    fixed, unpriced = fixed_lines(settings)
+    return StackForecast(results, fixed, skipped + unpriced)
 
 
 def _rounded(value: float | None) -> float | None:
@@ -226,6 +224,7 @@ def forecast_document(settings: StackSettings, stack: StackForecast) -> dict[str
             }
             for line in stack.fixed
         },
+        "notForecast": dict(stack.skipped),
     }
 
 
@@ -270,6 +269,7 @@ def cost_lines(settings: StackSettings, stack: StackForecast) -> list[str]:
             f"  {line.name:<22}{line.node_hours:>8.1f}{line.dollars:>10.2f}  {line.nodes} x {line.instance_type} "
             f"around the clock{mark}"
         )
+    lines += [f"  {name:<22}not forecast: {why}" for name, why in stack.skipped]
     total = sum(r.dollars for r in stack.results) + sum(line.dollars for line in stack.fixed)
     lines.append(f"  {'total':<22}{'':>8}{total:>10.2f}")
     return lines

@@ -17,7 +17,7 @@ from components.renderers.cost_demand import DAY_S, WARMUP_S, HubLimits, Session
 from components.renderers.cost_forecast import forecast
 from components.settings import load_settings
 from offline.config_files import read_stack_config
-from offline.cost import boot_seconds, pool_plan, stack_forecast
+from offline.cost import boot_seconds, cost_lines, forecast_document, pool_plan, stack_forecast
 from offline.cost_diff import render_cost
 from tests.conftest import PROJECT_DIR, STACKS, SynthRun
 
@@ -148,3 +148,16 @@ def test_offline_diff_prints_the_weekly_dollar_difference_per_pool(staging_synth
         cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert result.returncode == 0 and "| **total** |" in result.stdout and "**+0.00 $**" in result.stdout
+
+
+def test_a_region_or_type_the_table_cannot_price_is_said_not_forecast() -> None:
+    values = dict(read_stack_config(PROJECT_DIR, "staging").values)
+    karpenter = json.loads(values["gpu-platform:karpenter"])
+    karpenter["nodePools"][0]["instanceTypes"] = ["g5.xlarge"]  # not offered in us-west-1
+    values["gpu-platform:karpenter"] = json.dumps(karpenter)
+    settings = load_settings(values)
+    result = stack_forecast(settings)
+    assert result.pools == [] and result.skipped == [("pool g4-nodepool", "none of g5.xlarge is offered in us-west-1")]
+    lines = cost_lines(settings, result)
+    assert any("g4-nodepool" in line and "not forecast: none of g5.xlarge is offered" in line for line in lines)
+    assert forecast_document(settings, result)["notForecast"] == {"pool g4-nodepool": result.skipped[0][1]}

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from components.renderers.cost_demand import DAY_S, MINUTE, SPAN_S, WARMUP_S, PodDemand
-from components.renderers.cost_forecast import NO_LIMIT, floor_series, percentiles
+from components.renderers.cost_forecast import NO_LIMIT, Budget, budget_active, floor_series, percentiles
 from components.renderers.cost_week import PoolModel, WeekRun, simulate
 
 SPAN_MIN = SPAN_S // MINUTE
@@ -151,3 +151,16 @@ def test_the_floor_of_a_class_that_arrives_together() -> None:
     dollars, _ = floor_series(result.demand, {"g4dn.xlarge": 3}, {"g4dn.xlarge": 1.0})
     # 6 learners present (waiting or placed) for 120 minutes: 2 nodes x $1/h x 2h.
     assert dollars == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize(
+    ("schedule", "active_minutes"),
+    [
+        ("0 15 * * mon-fri", 5 * 60),  # prod's freeze: five 1-hour windows here
+        ("@daily", 7 * 60),
+        ("@hourly", 7 * 24 * 60),  # every hour for an hour: always
+        ("@monthly", 0),  # the simulated week holds no 1st of a month
+    ],
+)
+def test_budget_schedules_in_the_week(schedule: str, active_minutes: int) -> None:
+    assert sum(budget_active(Budget("0", schedule, 60))) == active_minutes

@@ -73,11 +73,24 @@ class PoolForecast:
         return self.dollars / self.floor_dollars if self.floor_dollars else None
 
 
+# robfig/cron's descriptors as five fields; @monthly and @yearly fire on the 1st, which the simulated week (no
+# calendar) does not hold: they never fire in it.
+WEEKLY_MACROS = {"@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *"}
+
+
 def budget_active(budget: Budget) -> list[bool]:
-    """Per UTC minute of the week: is this budget in force (a fire of its schedule within `duration`)?"""
+    """Per UTC minute of the week: is this budget in force (a fire of its schedule within `duration`)?
+
+    The week has no calendar: day-of-month and month fields are read as `*`, and @monthly/@yearly never fire."""
     if budget.schedule is None or budget.duration_minutes is None:
         return [True] * WEEK_MIN
-    minutes, hours, _, _, weekdays = cron.expand(budget.schedule)
+    if budget.schedule.startswith("@"):
+        if budget.schedule not in WEEKLY_MACROS:
+            return [False] * WEEK_MIN
+        schedule = WEEKLY_MACROS[budget.schedule]
+    else:
+        schedule = budget.schedule
+    minutes, hours, _, _, weekdays = cron.expand(schedule)
     active = [False] * WEEK_MIN
     for day in weekdays:
         for hour in hours:
