@@ -155,6 +155,12 @@ def fixed_lines(settings: StackSettings) -> tuple[list[FixedLine], list[tuple[st
     return lines, skipped
 
 
+def _same_week(plan: PoolPlan) -> tuple[Any, ...]:
+    """Everything of a plan but its name: two pools with equal keys run the same week."""
+    fields = [getattr(plan, f.name) for f in dataclasses.fields(plan) if f.name != "name"]
+    return tuple(tuple(sorted(v.items())) if isinstance(v, dict) else v for v in fields)
+
+
 @dataclass(frozen=True)
 class StackForecast:
     pools: list[tuple[PoolPlan, PoolForecast]]
@@ -175,10 +181,10 @@ def stack_forecast(settings: StackSettings) -> StackForecast:
         except instance_prices.PriceError as exc:
             skipped.append((f"pool {pool.name}", str(exc)))
     # Pools that differ only by name run the same week: simulate each distinct pool once.
-    runs: dict[str, PoolForecast] = {}
+    runs: dict[tuple[Any, ...], PoolForecast] = {}
     results = []
     for plan in plans:
-        key = repr(dataclasses.replace(plan, name=""))
+        key = _same_week(plan)
         if key not in runs:
             runs[key] = forecast(plan)
         results.append((plan, dataclasses.replace(runs[key], pool=plan.name)))

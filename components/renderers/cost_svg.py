@@ -31,6 +31,20 @@ def _buckets(values: Sequence[int]) -> list[int]:
     return [max(values[i : i + BUCKET_MIN]) for i in range(0, len(values), BUCKET_MIN)]
 
 
+def _series(result: PoolForecast, cache: dict[int, dict[str, list[int]]]) -> dict[str, list[int]]:
+    """The panel's four series; pools simulated once share their run, so their buckets are worked out once."""
+    key = id(result.run)
+    if key not in cache:
+        run = result.run
+        cache[key] = {
+            "in-use": _buckets(run.in_use),
+            "held": _buckets(run.held),
+            "nodes": _buckets(run.nodes),
+            "floor": _buckets(result.floor_nodes),
+        }
+    return cache[key]
+
+
 def _path(values: Sequence[int], top: int, scale: float) -> str:
     """A step line: horizontal runs, a vertical step only where the value changes."""
     step = PLOT_W / len(values)
@@ -44,14 +58,8 @@ def _path(values: Sequence[int], top: int, scale: float) -> str:
     return "".join(parts)
 
 
-def _panel(plan: PoolPlan, result: PoolForecast, top: int) -> list[str]:
-    run = result.run
-    series = {
-        "in-use": _buckets(run.in_use),
-        "held": _buckets(run.held),
-        "nodes": _buckets(run.nodes),
-        "floor": _buckets(result.floor_nodes),
-    }
+def _panel(plan: PoolPlan, result: PoolForecast, top: int, cache: dict[int, dict[str, list[int]]]) -> list[str]:
+    series = _series(result, cache)
     peak = max(1, *(max(values) for values in series.values()))
     scale = (PANEL_H - 8) / peak
     pool = escape(plan.name)
@@ -99,7 +107,8 @@ def render(title: str, panels: Sequence[tuple[PoolPlan, PoolForecast]]) -> str:
         x += 110
     if not panels:
         parts.append(f'<text x="{LEFT}" y="{TOP + 20}" font-size="12">no GPU pool to forecast</text>')
+    cache: dict[int, dict[str, list[int]]] = {}
     for index, (plan, result) in enumerate(panels):
-        parts += _panel(plan, result, TOP + 20 + index * (PANEL_H + GAP))
+        parts += _panel(plan, result, TOP + 20 + index * (PANEL_H + GAP), cache)
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
