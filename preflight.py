@@ -1,6 +1,6 @@
 """Deploy preflight: ask AWS what only AWS knows, before any `pulumi` command (both workflows run it).
 
-    python preflight.py --stack STACK [--check reach,addons,addon-config,quotas,caller]    (default: all)
+    python preflight.py --stack STACK [--check reach,addons,addon-config,quotas,caller,prices]    (default: all but prices)
 
 Every check says what it asked (the AWS CLI command) and what it got; exit 0 when all pass, 1 naming what
 to change, 2 on an invalid stack file. A missing AWS CLI or one without valid credentials is a clear error.
@@ -21,6 +21,8 @@ to change, 2 on an invalid stack file. A missing AWS CLI or one without valid cr
 - caller: on a first deploy, EKS makes the caller (`aws sts get-caller-identity`) cluster admin through the
   creator entry; if the caller is not `cluster.deployerPrincipalArn` but is listed as admin, viewer or lab
   member, the listed entry would collide with the creator's (409). Once the cluster exists that is fine.
+- prices (asked for, not by default: a price change never blocks a deploy): the pinned price table against
+  `aws pricing get-products`, failing on a drift over 5% (preflight_prices.py, docs/cost.md).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from components.renderers.observability_config import (
 )
 from components.settings import SettingsError, StackSettings, capacity, load_settings
 from offline.config_files import StackFileError, read_stack_config
+from preflight_prices import PRICING_REGION, check_prices
 
 PROJECT_DIR = Path(__file__).resolve().parent
 # Answers with the caller's public IP as plain text (an AWS-run service, reachable from every region).
@@ -466,7 +469,8 @@ def check_reach(aws: Aws, settings: StackSettings, stack: str, endpoint: str | N
     return CheckResult("reach", verdict.reachable, aws.command("eks", "describe-cluster"), got, verdict.message)
 
 
-CHECKS = ("reach", "addons", "addon-config", "quotas", "caller")
+CHECKS = ("reach", "addons", "addon-config", "quotas", "caller", "prices")
+DEFAULT_CHECKS = ("reach", "addons", "addon-config", "quotas", "caller")
 
 
 def _checks(text: str) -> list[str]:
@@ -493,13 +497,24 @@ def run_checks(settings: StackSettings, stack: str, checks: Sequence[str], aws: 
             results += check_quotas(aws, settings)
         elif check == "caller":
             results.append(check_caller(aws, settings, cluster_exists=endpoint is not None))
+        elif check == "prices":
+            pricing = Aws(PRICING_REGION, aws.executable)
+            results += [
+                CheckResult("prices", r.ok, r.asked, r.got, r.message)
+                for r in check_prices(pricing.run, pricing.command, settings)
+            ]
     return results
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--stack", required=True)
-    parser.add_argument("--check", type=_checks, default=list(CHECKS), help=f"comma-separated: {','.join(CHECKS)}")
+    parser.add_argument(
+        "--check",
+        type=_checks,
+        default=list(DEFAULT_CHECKS),
+        help=f"comma-separated: {','.join(CHECKS)} (default: {','.join(DEFAULT_CHECKS)})",
+    )
     args = parser.parse_args(argv)
     try:
         settings = load_settings(read_stack_config(PROJECT_DIR, args.stack).values)

@@ -2,10 +2,11 @@
 
     python synth.py --stack staging --out DIR
 
-Writes DIR/resources.json, DIR/manifests/*.yaml and DIR/helm.json (see docs/offline-synth.md) and prints a
-summary. Exit codes: 0 success, 2 invalid configuration (nothing written), 1 any other failure, including an
-value a receiver would refuse: an input the AWS provider rejects at preview, or a Kubernetes name, label or
-annotation the API server rejects (the plan is written; the lines name each one).
+Writes DIR/resources.json, DIR/manifests/*.yaml, DIR/helm.json, the weekly cost forecast DIR/cost-forecast.json and
+its picture DIR/cost-week.svg (see docs/offline-synth.md, docs/cost.md) and prints a summary. Exit codes: 0
+success, 2 invalid configuration (nothing written), 1 any other failure, including a value a receiver would
+refuse: an input the AWS provider rejects at preview, or a Kubernetes name, label or annotation the API server
+rejects (the plan is written; the lines name each one).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def main(argv: list[str] | None = None, project_dir: Path = PROJECT_DIR) -> int:
     sys.path.insert(0, str(PROJECT_DIR))
     from components.settings import SettingsError
     from offline.config_files import StackFileError, read_stack_config
-    from offline.plan import Plan, clear_outputs
+    from offline.cost import stack_forecast, write_forecast
+    from offline.plan import OUTPUT_FILES, Plan, clear_outputs
     from offline.runner import checked_settings, close_event_loop, record_program
     from offline.summary import render_summary
     from policy.provider_rules import plan_violations
@@ -50,12 +52,14 @@ def main(argv: list[str] | None = None, project_dir: Path = PROJECT_DIR) -> int:
     finally:
         close_event_loop()
     plan = Plan.from_recording(recording)
+    forecast = stack_forecast(recording.settings)
     # Write beside the target first so a failure while writing never leaves half a plan.
     with tempfile.TemporaryDirectory(dir=out) as staging_dir:
         plan.write(staging_dir)
-        for name in ("resources.json", "helm.json", "manifests"):
+        write_forecast(Path(staging_dir), recording.settings, args.stack, forecast)
+        for name in OUTPUT_FILES:
             (Path(staging_dir) / name).rename(out / name)
-    print(render_summary(recording.settings, plan, args.stack, out))
+    print(render_summary(recording.settings, plan, args.stack, out, forecast))
     # Values every schema allows and a receiver refuses (the AWS provider at preview; the API server's names,
     # labels and annotations) fail the run, not the config keys: exit 1. The plan stays written, so
     # `python -m policy.check DIR` shows the same lines.

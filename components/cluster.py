@@ -21,6 +21,7 @@ from components.network import Network
 from components.resources.launch_template import node_launch_template
 from components.resources.node_repair import node_repair_transforms
 from components.resources.node_role import create_node_role
+from components.resources.scheduler_scoring import scheduler_scoring_transforms
 from components.settings import RootVolumeSettings, StackSettings
 
 CONTROL_PLANE_LOG_RETENTION_DAYS = 90
@@ -150,7 +151,13 @@ class Cluster(pulumi.ComponentResource):
             upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type="STANDARD"),
             deletion_protection=settings.protect_resources,
             tags=settings.tags,
-            opts=pulumi.ResourceOptions(parent=self, protect=settings.protect_resources, depends_on=[log_group]),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                protect=settings.protect_resources,
+                depends_on=[log_group],
+                # kubeSchedulerConfig on the child aws.eks.Cluster (pulumi-eks does not expose it).
+                transforms=scheduler_scoring_transforms(cluster_settings),
+            ),
         )
 
     def _pod_identity_agent(self, name: str, settings: StackSettings) -> aws.eks.Addon:

@@ -9,7 +9,8 @@ create (EKS: 409 ResourceInUseException; IAM: EntityAlreadyExists; Kubernetes: A
 EKS policy association, the create is a no-op and the delete then removes the access. A resource that
 names the old URN in its `aliases` is the same resource (the engine moves its state), not a collision.
 
-Prints a Markdown summary (fit for `$GITHUB_STEP_SUMMARY`); exit 1 on any collision, 0 otherwise, 2 when a
+Prints a Markdown summary (fit for `$GITHUB_STEP_SUMMARY`), ending with the weekly dollar difference per GPU pool
+and fixed line (`offline/cost_diff.py`; "n/a" where the old plan has no forecast); exit 1 on any collision, 0 otherwise, 2 when a
 folder holds no plan.
 """
 
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from offline.cost_diff import cost_section
 from offline.mocks import UNKNOWN
 
 EXIT_SAFE, EXIT_COLLISION, EXIT_NO_PLAN = 0, 1, 2
@@ -227,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     old, new = plans
     assert old is not None and new is not None
     diff = diff_plans(old, new)
-    print(render(diff, args[0], args[1]))
+    print("\n".join([render(diff, args[0], args[1]), *cost_section(args[0], args[1])]))
     return EXIT_COLLISION if diff.collisions else EXIT_SAFE
 
 

@@ -22,7 +22,8 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # Pulumi-only inputs of Kubernetes resources that are not part of the object the cluster sees.
 _NOT_KUBERNETES_FIELDS = ("skipAwait",)
-OUTPUT_FILES = ("resources.json", "helm.json", "manifests")
+# The weekly cost forecast and its picture (offline/cost.py) sit beside the plan, never under manifests/.
+OUTPUT_FILES = ("resources.json", "helm.json", "manifests", "cost-forecast.json", "cost-week.svg")
 
 
 def _is_kubernetes_object(resource: dict[str, Any]) -> bool:

@@ -14,13 +14,18 @@ from components.renderers.karpenter_packing import first_batch_rows, mixed_gpu_c
 from components.renderers.placeholders import placeholder_values
 from components.renderers.timetable_report import TimetabledPool, node_lifetimes, pool_weeks, session_peaks
 from components.resources.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
+from components.resources.scheduler_scoring import CLUSTER_TYPE, SCORING_WEIGHTS, scoring_strategy
 from components.settings import REGION_KEY, StackSettings, capacity, config_key
 from components.settings.rules_hub import hub_warnings
+from offline.cost import StackForecast, cost_lines, stack_forecast
 from offline.fit_summary import fit_lines
 from offline.plan import Plan
 
 
-def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Path) -> str:
+def render_summary(
+    settings: StackSettings, plan: Plan, stack: str, out_dir: Path, forecast: StackForecast | None = None
+) -> str:
+    """The summary; `forecast`: the synth's own (computed here when not given)."""
     counts = plan.type_counts()
     lines = [
         f"gpu-platform stack '{stack}': {len(plan.resources)} resources, {len(plan.manifests)} Kubernetes objects, "
@@ -40,6 +45,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
     lines += _warm_headroom_lines(settings)
     lines += _first_batch_lines(settings)
     lines += _node_repair_lines(settings)
+    lines += _scheduler_scoring_lines(settings)
     lines += _dcgm_engine_lines(settings)
     lines += [
         "",
@@ -51,6 +57,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
     lines += _node_lifetime_lines(settings)
     lines += _hub_lines(settings)
     lines += fit_lines(settings)
+    lines += cost_lines(settings, forecast or stack_forecast(settings))
     return "\n".join([*lines, *_access_lines(settings), *_placeholder_lines(settings)])
 
 
@@ -136,6 +143,19 @@ def _node_repair_lines(settings: StackSettings) -> list[str]:
             for group, on in node_repair_by_group(settings.gpu_node_group, settings.observability)
         ),
     ]
+
+
+def _scheduler_scoring_lines(settings: StackSettings) -> list[str]:
+    # Like node repair: a transform sets it on the aws.eks.Cluster inside pulumi-eks, which the mocks never see.
+    strategy = scoring_strategy(settings.cluster)
+    weights = ", ".join(f"{name} {weight}" for name, weight in SCORING_WEIGHTS)
+    how = (
+        f"set by a transform on the {CLUSTER_TYPE} (weights {weights}) at `up` time, so not provable offline; "
+        "after `up` check `aws eks describe-cluster --query cluster.kubeSchedulerConfig`"
+        if strategy == "MostAllocated"
+        else "EKS's default (gpu-platform:cluster.mostAllocatedScoring is false): pods spread over nodes"
+    )
+    return ["", f"Scheduler scoring (NodeResourcesFit, cluster-wide, system pods included): {strategy}; {how}"]
 
 
 def _dcgm_engine_lines(settings: StackSettings) -> list[str]:

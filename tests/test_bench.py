@@ -1,4 +1,4 @@
-"""The benchmark's generated stacks (bench/run.py) stay valid configurations as the staging stack grows."""
+"""The benchmarks' inputs stay valid as the staging stack grows: bench/run.py's generated stacks, bench/cost.py's designs."""
 
 from __future__ import annotations
 
@@ -57,3 +57,27 @@ def test_the_floor_imports_the_sdk_class_of_every_resource_type_in_both_plans(pl
             assert (module == "pulumi_kubernetes.apiextensions") == (group in CRD_GROUPS), type_token
             if group not in CRD_GROUPS:
                 assert name == type_token.rsplit(":", 1)[1], type_token
+
+
+def _cost_bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_cost", PROJECT_DIR / "bench" / "cost.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_cost_benchmark_compares_the_four_designs_on_one_trace() -> None:
+    bench = _cost_bench()
+    designs = bench.designs()
+    platform, seed, fixed, z2jh, timetable_only = designs.values()
+    assert fixed.fixed_nodes == 3  # 3 demo + 6 learner slots on 3-slot nodes
+    assert seed.scoring == "LeastAllocated" and seed.expire_after_s == 7200 and not any(seed.buffer_week)
+    assert set(z2jh.buffer_week) == {6} and platform.sessions == seed.sessions == z2jh.sessions
+    assert min(timetable_only.buffer_week) == 0 and max(timetable_only.buffer_week) == 6
+    results = {name: bench.forecast(plan) for name, plan in designs.items()}
+    table = bench.table(results)
+    assert len(table) == 2 + 5
+    by_design = list(results.values())
+    assert by_design[0].wait_in_session == (0, 0) and by_design[1].wait_in_session[1] > 0  # seed waits for boots
+    assert by_design[4].dollars < by_design[0].dollars < by_design[2].dollars  # warm slots cost, fixed costs more

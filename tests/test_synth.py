@@ -75,7 +75,10 @@ def test_two_runs_are_byte_identical(staging_synth: SynthRun, tmp_path: Path) ->
     assert (result.returncode, result.stderr) == (0, ""), result.stdout + result.stderr
     files = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
-    assert [f.as_posix() for f in files if f.parts[0] != "manifests"] == ["helm.json", "resources.json"]
+    # The plan, and beside it the weekly cost forecast and its picture (docs/cost.md): deterministic too.
+    assert [f.as_posix() for f in files if f.parts[0] != "manifests"] == [
+        "cost-forecast.json", "cost-week.svg", "helm.json", "resources.json",
+    ]  # fmt: skip
     for relative in files:
         assert (first / relative).read_bytes() == (second / relative).read_bytes(), relative
 

@@ -76,6 +76,9 @@ class ClusterSettings(SettingsModel):
     """Control-plane logs sent to CloudWatch."""
     vpc_cni: VpcCniSettings = VpcCniSettings()
     """The VPC CNI add-on."""
+    most_allocated_scoring: bool = True
+    """Pack pods: kube-scheduler's NodeResourcesFit scores nodes MostAllocated (nvidia.com/gpu weight 5, cpu
+    and memory 1) instead of EKS's default LeastAllocated, cluster-wide, system pods included (docs/cost.md)."""
 
     @model_validator(mode="after")
     def _public_endpoint_is_restricted(self) -> Self:

@@ -1,0 +1,109 @@
+"""Packing: the MostAllocated NodeResourcesFit transform on pulumi-eks's aws.eks.Cluster, its switch and summary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+
+from components.resources import scheduler_scoring
+from components.settings import load_settings
+from offline.config_files import read_stack_config
+from offline.plan import Plan
+from offline.runner import install_mocks
+from offline.summary import render_summary
+from tests.conftest import PROJECT_DIR, run_program
+
+EKS_COMPONENT = "eks:index:Cluster"
+
+
+def _values(**cluster: Any) -> dict[str, str]:
+    values = dict(read_stack_config(PROJECT_DIR, "staging").values)
+    merged = {**json.loads(values["gpu-platform:cluster"]), **cluster}
+    values["gpu-platform:cluster"] = json.dumps(merged)
+    return values
+
+
+def _transform_args(type_: str) -> pulumi.ResourceTransformArgs:
+    return pulumi.ResourceTransformArgs(
+        custom=True, type_=type_, name="c", props={"name": "c"}, opts=pulumi.ResourceOptions()
+    )
+
+
+def test_transform_sets_most_allocated_scoring_on_the_eks_cluster_only() -> None:
+    result = scheduler_scoring.pack_scheduling(_transform_args("aws:eks/cluster:Cluster"))
+    # Hand-written: pulumi-aws 7.51.1 ClusterKubeSchedulerConfig -> nodeResourcesFit -> scoringStrategy.
+    assert result is not None and result.props == {
+        "name": "c",
+        "kubeSchedulerConfig": {
+            "nodeResourcesFit": {
+                "scoringStrategy": {
+                    "type": "MostAllocated",
+                    "resources": [
+                        {"name": "nvidia.com/gpu", "weight": 5},
+                        {"name": "cpu", "weight": 1},
+                        {"name": "memory", "weight": 1},
+                    ],
+                }
+            }
+        },
+    }
+    for other in ("aws:eks/nodeGroup:NodeGroup", "aws:iam/role:Role", "eks:index:Cluster"):
+        assert scheduler_scoring.pack_scheduling(_transform_args(other)) is None
+
+
+def test_the_input_names_are_the_sdks() -> None:
+    # The camelCase names the provider receives are the SDK's own getter names.
+    from pulumi_aws.eks import _inputs
+
+    source = Path(_inputs.__file__).read_text()
+    for getter in ("nodeResourcesFit", "scoringStrategy"):
+        assert f'@pulumi.getter(name="{getter}")' in source
+    assert "Valid values are `LeastAllocated` and `MostAllocated`" in source
+    cluster_source = Path(_inputs.__file__).with_name("cluster.py").read_text()
+    assert '@pulumi.getter(name="kubeSchedulerConfig")' in cluster_source
+
+
+def test_weights_are_within_the_apis_range() -> None:
+    assert all(1 <= weight <= 100 for _, weight in scheduler_scoring.SCORING_WEIGHTS)
+
+
+@pytest.mark.usefixtures("reset_runtime")
+@pytest.mark.parametrize("on", [True, False])
+def test_the_cluster_component_carries_the_transform_when_switched_on(on: bool) -> None:
+    values = _values(mostAllocatedScoring=on)
+    stack_config = read_stack_config(PROJECT_DIR, "staging")
+    monitor = install_mocks(stack_config.project, "staging", "us-west-1", values, list(stack_config.secret_keys))
+    transforms: dict[str, int] = {}
+    register = monitor.RegisterResource
+
+    def spy(request: Any) -> Any:
+        if request.type == EKS_COMPONENT:
+            transforms[request.name] = len(request.transforms)
+        return register(request)
+
+    monitor.RegisterResource = spy  # type: ignore[method-assign]
+
+    @pulumi.runtime.test
+    def program() -> None:
+        run_program()
+
+    program()
+    assert transforms == {"cluster-eks": int(on)}
+
+
+def test_switch_is_on_by_default() -> None:
+    values = dict(read_stack_config(PROJECT_DIR, "staging").values)
+    assert scheduler_scoring.scoring_strategy(load_settings(values).cluster) == "MostAllocated"
+
+
+@pytest.mark.parametrize(("on", "shown"), [(True, "MostAllocated"), (False, "LeastAllocated")])
+def test_summary_says_which_scoring_runs(staging_plan: Plan, on: bool, shown: str) -> None:
+    settings = load_settings(_values(mostAllocatedScoring=on))
+    summary = render_summary(settings, staging_plan, "staging", Path("out"))
+    line = next(line for line in summary.splitlines() if line.startswith("Scheduler scoring"))
+    assert f": {shown};" in line
+    assert ("aws:eks/cluster:Cluster" in line) is on
