@@ -1,8 +1,9 @@
 """Learning labs and the GPU admission guard: namespaces, quotas, fences.
 
 Objects are rendered by `components.renderers.lab_manifests` and `components.renderers.gpu_admission_policy`; this
-component only creates them. Members' EKS access (`AmazonEKSEditPolicy` scoped to their labs' namespaces)
-is `components/access.py`'s, with every other principal's: one access entry per principal.
+component only creates them. Each lab's namespace also holds the members' Role and RoleBinding
+(`components.renderers.lab_rbac`); the members' access entries, which carry the lab's group, are
+`components/access.py`'s, with every other principal's: one access entry per principal.
 """
 
 from __future__ import annotations
@@ -13,13 +14,18 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.renderers import gpu_admission_policy, lab_manifests
+from components.renderers import gpu_admission_policy, lab_manifests, lab_rbac
 from components.settings import StackSettings
 
 _NAMESPACED_KINDS: dict[str, Any] = {
     "ResourceQuota": k8s.core.v1.ResourceQuota,
     "LimitRange": k8s.core.v1.LimitRange,
     "NetworkPolicy": k8s.networking.v1.NetworkPolicy,
+}
+# Kinds without a `spec`: every top-level field but apiVersion/kind is an argument of the resource.
+_RBAC_KINDS: dict[str, Any] = {
+    "Role": k8s.rbac.v1.Role,
+    "RoleBinding": k8s.rbac.v1.RoleBinding,
 }
 
 
@@ -33,6 +39,8 @@ class Labs(pulumi.ComponentResource):
     namespaces: dict[str, k8s.core.v1.Namespace]
     # Each lab's quota, LimitRange and NetworkPolicies: a workload in the lab is created after them.
     namespace_objects: dict[str, list[pulumi.CustomResource]]
+    # Each lab's members' Role and RoleBinding.
+    member_rbac: dict[str, list[pulumi.CustomResource]]
     admission_policy: k8s.admissionregistration.v1.ValidatingAdmissionPolicy
 
     def __init__(self, name: str, args: LabsArgs, opts: pulumi.ResourceOptions | None = None):
@@ -43,6 +51,7 @@ class Labs(pulumi.ComponentResource):
         self.admission_policy = self._admission_guard(name, child)
         self.namespaces = {}
         self.namespace_objects = {}
+        self.member_rbac = {}
         for lab in settings.labs:
             namespace, *namespaced = lab_manifests.lab_objects(lab, settings.kubernetes_version)
             ns = k8s.core.v1.Namespace(f"{name}-{lab.name}", metadata=namespace["metadata"], opts=child)
@@ -58,7 +67,28 @@ class Labs(pulumi.ComponentResource):
                     opts=in_namespace,
                 )
                 self.namespace_objects[lab.name].append(resource)
+            self.member_rbac[lab.name] = self._member_rbac(name, lab_rbac.member_rbac(lab), in_namespace)
         self.register_outputs({"labs": list(self.namespaces), "admissionPolicy": self.admission_policy.metadata.name})
+
+    def _member_rbac(
+        self, name: str, objects: list[dict[str, Any]], opts: pulumi.ResourceOptions
+    ) -> list[pulumi.CustomResource]:
+        """The Role, then its binding, created after the Role it names."""
+        created: list[pulumi.CustomResource] = []
+        for obj in objects:
+            fields = {key: value for key, value in obj.items() if key not in ("apiVersion", "kind")}
+            after = pulumi.ResourceOptions(depends_on=created[-1:])
+            resource_name = f"{name}-{obj['metadata']['namespace']}-{obj['metadata']['name']}"
+            kind = obj["kind"]
+            suffix = "" if kind == "Role" else "-binding"
+            created.append(
+                _RBAC_KINDS[kind](
+                    f"{resource_name}{suffix}",
+                    **{_snake(key): value for key, value in fields.items()},
+                    opts=pulumi.ResourceOptions.merge(opts, after),
+                )
+            )
+        return created
 
     def _admission_guard(
         self, name: str, child: pulumi.ResourceOptions
@@ -81,3 +111,8 @@ class Labs(pulumi.ComponentResource):
                     opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[created[-1]])),
                 )
         return created[0]
+
+
+def _snake(key: str) -> str:
+    """`roleRef` -> `role_ref`: the Python SDK's argument names."""
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
