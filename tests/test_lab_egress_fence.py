@@ -79,7 +79,9 @@ def _labs(plan: Plan) -> list[dict[str, Any]]:
 
 
 NODE_IP = "10.20.1.17"  # a private VPC address, as a GPU node's is
-ENGINE_POD = Destination("10.20.1.40", DCGM_HOSTENGINE_PORT, namespace="kube-system", labels=(("k8s-app", "dcgm-server"),))
+ENGINE_POD = Destination(
+    "10.20.1.40", DCGM_HOSTENGINE_PORT, namespace="kube-system", labels=(("k8s-app", "dcgm-server"),)
+)
 
 
 @pytest.mark.parametrize("stack", STACKS)

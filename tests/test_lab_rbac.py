@@ -68,7 +68,9 @@ def _in(request: Request, namespace: str, *groups: str) -> Request:
 
 
 def _labs(plan: Plan) -> list[str]:
-    return [ns["metadata"]["name"] for ns in plan.objects("Namespace") if "gpu-platform.io/lab" in ns["metadata"]["labels"]]
+    return [
+        ns["metadata"]["name"] for ns in plan.objects("Namespace") if "gpu-platform.io/lab" in ns["metadata"]["labels"]
+    ]
 
 
 @pytest.mark.parametrize("stack", STACKS)

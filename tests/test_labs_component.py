@@ -13,6 +13,7 @@ from components.device_plugin import DevicePlugin, DevicePluginArgs
 from components.labs import Labs, LabsArgs
 from components.renderers.gpu_admission_policy import admission_objects
 from components.renderers.lab_manifests import lab_objects
+from components.renderers.lab_rbac import member_rbac
 from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.mocks import Registration
@@ -73,6 +74,7 @@ def test_kubernetes_children_are_exactly_the_rendered_objects(registrations: lis
     expected = [
         *admission_objects(),
         *(o for lab in settings.labs for o in lab_objects(lab, settings.kubernetes_version)),
+        *(o for lab in settings.labs for o in member_rbac(lab)),
     ]
     assert sorted(({k: v for k, v in r.inputs.items() if k != "skipAwait"} for r in sent), key=_canonical) == sorted(
         expected, key=_canonical
