@@ -39,7 +39,7 @@ class Labs(pulumi.ComponentResource):
     namespaces: dict[str, k8s.core.v1.Namespace]
     # Each lab's quota, LimitRange and NetworkPolicies: a workload in the lab is created after them.
     namespace_objects: dict[str, list[pulumi.CustomResource]]
-    # Each lab's members' Role and RoleBinding.
+    # Each lab's members' Role and RoleBinding (a `LabMembers` child: not one of the lab's fences).
     member_rbac: dict[str, list[pulumi.CustomResource]]
     admission_policy: k8s.admissionregistration.v1.ValidatingAdmissionPolicy
 
@@ -67,28 +67,13 @@ class Labs(pulumi.ComponentResource):
                     opts=in_namespace,
                 )
                 self.namespace_objects[lab.name].append(resource)
-            self.member_rbac[lab.name] = self._member_rbac(name, lab_rbac.member_rbac(lab), in_namespace)
-        self.register_outputs({"labs": list(self.namespaces), "admissionPolicy": self.admission_policy.metadata.name})
-
-    def _member_rbac(
-        self, name: str, objects: list[dict[str, Any]], opts: pulumi.ResourceOptions
-    ) -> list[pulumi.CustomResource]:
-        """The Role, then its binding, created after the Role it names."""
-        created: list[pulumi.CustomResource] = []
-        for obj in objects:
-            fields = {key: value for key, value in obj.items() if key not in ("apiVersion", "kind")}
-            after = pulumi.ResourceOptions(depends_on=created[-1:])
-            resource_name = f"{name}-{obj['metadata']['namespace']}-{obj['metadata']['name']}"
-            kind = obj["kind"]
-            suffix = "" if kind == "Role" else "-binding"
-            created.append(
-                _RBAC_KINDS[kind](
-                    f"{resource_name}{suffix}",
-                    **{_snake(key): value for key, value in fields.items()},
-                    opts=pulumi.ResourceOptions.merge(opts, after),
-                )
+            members = LabMembers(
+                f"{name}-{lab.name}-members",
+                LabMembersArgs(lab_rbac.member_rbac(lab), args.k8s_provider, ns),
+                pulumi.ResourceOptions(parent=self),
             )
-        return created
+            self.member_rbac[lab.name] = members.created
+        self.register_outputs({"labs": list(self.namespaces), "admissionPolicy": self.admission_policy.metadata.name})
 
     def _admission_guard(
         self, name: str, child: pulumi.ResourceOptions
@@ -111,6 +96,35 @@ class Labs(pulumi.ComponentResource):
                     opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[created[-1]])),
                 )
         return created[0]
+
+
+@dataclass(frozen=True)
+class LabMembersArgs:
+    objects: list[dict[str, Any]]  # lab_rbac.member_rbac(lab): the Role, then its RoleBinding
+    k8s_provider: k8s.Provider
+    namespace: k8s.core.v1.Namespace
+
+
+class LabMembers(pulumi.ComponentResource):
+    """What one lab's members may do in its namespace: the Role, then its binding, created after the Role."""
+
+    created: list[pulumi.CustomResource]
+
+    def __init__(self, name: str, args: LabMembersArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-platform:labs:LabMembers", name, None, opts)
+        self.created = []
+        for obj in args.objects:
+            fields = {key: value for key, value in obj.items() if key not in ("apiVersion", "kind")}
+            after = [args.namespace, *self.created[-1:]]
+            suffix = "" if obj["kind"] == "Role" else "-binding"
+            self.created.append(
+                _RBAC_KINDS[obj["kind"]](
+                    f"{name.removesuffix('-members')}-{obj['metadata']['name']}{suffix}",
+                    **{_snake(key): value for key, value in fields.items()},
+                    opts=pulumi.ResourceOptions(parent=self, provider=args.k8s_provider, depends_on=after),
+                )
+            )
+        self.register_outputs({"objects": [obj["metadata"]["name"] for obj in args.objects]})
 
 
 def _snake(key: str) -> str:
