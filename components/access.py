@@ -1,9 +1,12 @@
-"""Cluster access: one EKS access entry per principal (admins, viewers, lab members), roles as associations.
+"""Cluster access: one EKS access entry per principal (admins, viewers, lab members).
 
-Pure decisions live in `components.renderers.access_entries` (`explicit_entries`); this component only
-creates them. The entry's resource name depends on the principal alone (`access-<slug>`), so moving a
-principal between admins, viewers and labs replaces associations only: the entry, which EKS allows once
-per principal, is never created anew while the old one still exists (409 ResourceInUseException).
+Admins and viewers get policy associations; lab members get Kubernetes groups on their entry, bound by
+each lab's RoleBinding (`components/labs.py`). Pure decisions live in `components.renderers.access_entries`
+(`explicit_entries`); this component only creates them. The entry's resource name depends on the principal
+alone (`access-<slug>`), so moving a principal between admins, viewers and labs replaces associations and
+updates the entry's `kubernetesGroups` in place (not a replacing input: hashicorp/terraform-provider-aws
+internal/service/eks/access_entry.go calls UpdateAccessEntry): the entry, which EKS allows once per
+principal, is never created anew while the old one still exists (409 ResourceInUseException).
 """
 
 from __future__ import annotations
@@ -49,8 +52,6 @@ def former_association_urns(slug: str, association: str) -> list[str]:
     if association == "cluster-admin":
         chain = f"{_FORMER_ADMIN_CHAIN}${ENTRY_TYPE}${ASSOCIATION_TYPE}"
         return [_urn(chain, f"{_FORMER_ADMIN_PREFIX}-{slug}-cluster-admin")]
-    if association == "namespace-edit":
-        return [_urn(f"{_FORMER_LABS_CHAIN}${ASSOCIATION_TYPE}", f"{_FORMER_LABS_PREFIX}-{slug}-edit")]
     return []
 
 
@@ -71,6 +72,7 @@ class ClusterAccess(pulumi.ComponentResource):
             cluster_name=args.eks_cluster_name,
             principal_arn=access.principal,
             type="STANDARD",
+            kubernetes_groups=access.kubernetes_groups,
             tags=args.settings.tags,
             opts=pulumi.ResourceOptions(parent=self, aliases=former_entry_urns(slug)),
         )

@@ -1,8 +1,9 @@
 """Learning labs and the GPU admission guard: namespaces, quotas, fences.
 
 Objects are rendered by `components.renderers.lab_manifests` and `components.renderers.gpu_admission_policy`; this
-component only creates them. Members' EKS access (`AmazonEKSEditPolicy` scoped to their labs' namespaces)
-is `components/access.py`'s, with every other principal's: one access entry per principal.
+component only creates them. Each lab's namespace also holds the members' Role and RoleBinding
+(`components.renderers.lab_rbac`); the members' access entries, which carry the lab's group, are
+`components/access.py`'s, with every other principal's: one access entry per principal.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.renderers import gpu_admission_policy, lab_manifests
+from components.lab_members import LabMembers, LabMembersArgs
+from components.renderers import gpu_admission_policy, lab_manifests, lab_rbac
 from components.settings import StackSettings
 
 _NAMESPACED_KINDS: dict[str, Any] = {
@@ -33,6 +35,8 @@ class Labs(pulumi.ComponentResource):
     namespaces: dict[str, k8s.core.v1.Namespace]
     # Each lab's quota, LimitRange and NetworkPolicies: a workload in the lab is created after them.
     namespace_objects: dict[str, list[pulumi.CustomResource]]
+    # Each lab's members' Role and RoleBinding (a `LabMembers` child: not one of the lab's fences).
+    member_rbac: dict[str, list[pulumi.CustomResource]]
     admission_policy: k8s.admissionregistration.v1.ValidatingAdmissionPolicy
 
     def __init__(self, name: str, args: LabsArgs, opts: pulumi.ResourceOptions | None = None):
@@ -43,6 +47,7 @@ class Labs(pulumi.ComponentResource):
         self.admission_policy = self._admission_guard(name, child)
         self.namespaces = {}
         self.namespace_objects = {}
+        self.member_rbac = {}
         for lab in settings.labs:
             namespace, *namespaced = lab_manifests.lab_objects(lab, settings.kubernetes_version)
             ns = k8s.core.v1.Namespace(f"{name}-{lab.name}", metadata=namespace["metadata"], opts=child)
@@ -58,6 +63,12 @@ class Labs(pulumi.ComponentResource):
                     opts=in_namespace,
                 )
                 self.namespace_objects[lab.name].append(resource)
+            members = LabMembers(
+                f"{name}-{lab.name}-members",
+                LabMembersArgs(lab_rbac.member_rbac(lab), args.k8s_provider, ns),
+                pulumi.ResourceOptions(parent=self),
+            )
+            self.member_rbac[lab.name] = members.created
         self.register_outputs({"labs": list(self.namespaces), "admissionPolicy": self.admission_policy.metadata.name})
 
     def _admission_guard(

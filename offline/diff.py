@@ -129,6 +129,7 @@ class Change:
     urn: str
     inputs: tuple[str, ...]  # top-level input keys whose value differs
     former_urn: str | None = None  # matched through an alias
+    detail: tuple[str, ...] = ()  # an access entry's groups, old -> new, and the bindings naming them
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,39 @@ class Diff:
 
 def _changed_inputs(old: dict[str, Any], new: dict[str, Any]) -> tuple[str, ...]:
     return tuple(sorted(key for key in {*old, *new} if old.get(key) != new.get(key)))
+
+
+_ROLE_BINDING_TYPES = (
+    "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+    "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+)
+
+
+def _bindings_of(group: str, plan: Sequence[Resource]) -> list[str]:
+    found = []
+    for binding in (r for r in plan if r["type"] in _ROLE_BINDING_TYPES):
+        inputs = binding.get("inputs", {})
+        if any(s.get("kind") == "Group" and s.get("name") == group for s in inputs.get("subjects") or []):
+            meta, ref = inputs.get("metadata", {}), inputs.get("roleRef", {})
+            where = f"{meta['namespace']}/{meta.get('name')}" if meta.get("namespace") else meta.get("name")
+            found.append(f"{binding['type'].rsplit(':', 1)[-1]} {where} -> {ref.get('kind')} {ref.get('name')}")
+    return found
+
+
+def _group_detail(
+    old: dict[str, Any], new: dict[str, Any], old_plan: Sequence[Resource], new_plan: Sequence[Resource]
+) -> tuple[str, ...]:
+    """An access entry whose `kubernetesGroups` changed: the groups before and after, and what binds each group
+    it gains (in the new plan) or loses (in the old one)."""
+    before, after = old.get("kubernetesGroups") or [], new.get("kubernetesGroups") or []
+    if before == after:
+        return ()
+    lines = [f"groups: {before} -> {after}"]
+    for group in sorted({*before, *after} - ({*before} & {*after})):
+        gained = group in after
+        bindings = _bindings_of(group, new_plan if gained else old_plan) or ["no binding"]
+        lines.append(f"{'+' if gained else '-'} {group}: {'; '.join(bindings)}")
+    return tuple(lines)
 
 
 def diff_plans(old_resources: Sequence[Resource], new_resources: Sequence[Resource]) -> Diff:
@@ -161,7 +195,12 @@ def diff_plans(old_resources: Sequence[Resource], new_resources: Sequence[Resour
     for urn, former in matched.items():
         inputs = _changed_inputs(old[former].get("inputs", {}), new[urn].get("inputs", {}))
         if inputs or former != urn:
-            changed.append(Change(urn, inputs, former if former != urn else None))
+            detail: tuple[str, ...] = ()
+            if new[urn]["type"] == ENTRY_TYPE:
+                detail = _group_detail(
+                    old[former].get("inputs", {}), new[urn].get("inputs", {}), old_resources, new_resources
+                )
+            changed.append(Change(urn, inputs, former if former != urn else None, detail))
     collisions: list[Collision] = []
     removed_by_identity = {identity_of(old[urn]): urn for urn in removed}
     removed_by_identity.pop(None, None)
@@ -203,6 +242,7 @@ def render(diff: Diff, old_dir: str, new_dir: str) -> str:
             moved = f" (was `{change.former_urn}`, through its alias)" if change.former_urn else ""
             what = f": {', '.join(change.inputs)}" if change.inputs else ""
             lines.append(f"- `{change.urn}`{moved}{what}")
+            lines += [f"  - {line}" for line in change.detail]
     return "\n".join(lines)
 
 

@@ -1,4 +1,5 @@
-"""Cluster access (components/access.py): one EKS access entry per principal, roles as policy associations.
+"""Cluster access (components/access.py): one EKS access entry per principal; admins and viewers by policy
+associations, lab members by the Kubernetes groups on their entry (issue 30).
 
 Issue 17: viewers (the PR preview role), the access matrix in the synth summary, and a principal moved
 admin -> lab -> viewer keeping its entry's URN (three synths of altered staging configs, compared).
@@ -17,7 +18,7 @@ import pytest
 import yaml
 
 from components.access import ClusterAccess, ClusterAccessArgs
-from components.facts.constants import CLUSTER_ADMIN_POLICY_ARN, CLUSTER_VIEW_POLICY_ARN, NAMESPACE_EDIT_POLICY_ARN
+from components.facts.constants import ACCESS_ENTRY_MARKER_GROUP, CLUSTER_ADMIN_POLICY_ARN, CLUSTER_VIEW_POLICY_ARN
 from components.renderers.access_entries import access_matrix, matrix_lines, principal_slug
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
@@ -98,7 +99,7 @@ def test_the_synth_summary_prints_the_access_matrix(staging_synth: SynthRun) -> 
     expected = [
         ("arn:aws:iam::111122223333:role/github-actions-deploy", "cluster admin", "gpu-platform:cluster.deployerPrincipalArn"),
         (PREVIEW, "cluster view", "gpu-platform:cluster.viewerPrincipalArns[0]"),
-        (INSTRUCTORS, "edit in namespaces learning-lab", "gpu-platform:labs[0].members[0]"),
+        (INSTRUCTORS, "group gpu-platform:lab:learning-lab", "gpu-platform:labs[0].members[0]"),
         (ADMIN, "cluster admin", "gpu-platform:cluster.adminPrincipalArns[0]"),
     ]  # fmt: skip
     lines = block.splitlines()
@@ -107,6 +108,9 @@ def test_the_synth_summary_prints_the_access_matrix(staging_synth: SynthRun) -> 
         grant = lines[at + 1]
         assert access in grant and grant.rstrip().endswith(key), grant
     assert "creator entry" in lines[next(i for i, line in enumerate(lines) if "github-actions-deploy" in line)]
+    # The lab group's real verbs, from the rendered Role.
+    assert "networking.k8s.io/networkpolicies: get, list, watch" in block
+    assert "pods/exec, pods/attach, pods/portforward: get, create" in block
 
 
 def test_a_viewer_in_a_lab_has_both_grants_on_one_entry() -> None:
@@ -116,11 +120,10 @@ def test_a_viewer_in_a_lab_has_both_grants_on_one_entry() -> None:
     values["gpu-platform:labs"] = json.dumps(labs)
     settings = load_settings(values)
     (preview,) = [a for a in access_matrix(settings.cluster, settings.labs) if a.principal == PREVIEW]
-    assert [g.policy_arn for g in preview.grants] == [CLUSTER_VIEW_POLICY_ARN, NAMESPACE_EDIT_POLICY_ARN]
-    assert [g.keys for g in preview.grants] == [
-        ("gpu-platform:cluster.viewerPrincipalArns[0]",),
-        ("gpu-platform:labs[0].members[1]",),
-    ]
+    assert [g.policy_arn for g in preview.grants] == [CLUSTER_VIEW_POLICY_ARN]
+    assert [g.keys for g in preview.grants] == [("gpu-platform:cluster.viewerPrincipalArns[0]",)]
+    assert [g.keys for g in preview.group_grants] == [("gpu-platform:labs[0].members[1]",)]
+    assert preview.kubernetes_groups == [ACCESS_ENTRY_MARKER_GROUP, "gpu-platform:lab:learning-lab"]
     assert sum(1 for line in matrix_lines(settings.cluster, settings.labs) if line.strip().startswith(PREVIEW)) == 1
 
 
@@ -190,15 +193,17 @@ def moved(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-def test_moving_a_principal_keeps_its_entry_urn_and_changes_associations(moved: dict[str, Path]) -> None:
+def test_moving_a_principal_keeps_its_entry_urn_and_changes_associations_and_groups(moved: dict[str, Path]) -> None:
     plans = {role: Plan.load(path) for role, path in moved.items()}
     urns = {role: _entries(plan)[ADMIN]["urn"] for role, plan in plans.items()}
     assert len(set(urns.values())) == 1, urns
     policies = {role: [a["inputs"]["policyArn"] for a in _associations(plan, ADMIN)] for role, plan in plans.items()}
-    assert policies == {
-        "admin": [CLUSTER_ADMIN_POLICY_ARN],
-        "lab": [NAMESPACE_EDIT_POLICY_ARN],
-        "viewer": [CLUSTER_VIEW_POLICY_ARN],
+    assert policies == {"admin": [CLUSTER_ADMIN_POLICY_ARN], "lab": [], "viewer": [CLUSTER_VIEW_POLICY_ARN]}
+    groups = {role: _entries(plan)[ADMIN]["inputs"]["kubernetesGroups"] for role, plan in plans.items()}
+    assert groups == {
+        "admin": [ACCESS_ENTRY_MARKER_GROUP],
+        "lab": [ACCESS_ENTRY_MARKER_GROUP, "gpu-platform:lab:learning-lab"],
+        "viewer": [ACCESS_ENTRY_MARKER_GROUP],
     }
 
 
@@ -215,6 +220,13 @@ def test_offline_diff_finds_no_collision_in_each_move(moved: dict[str, Path], ol
     assert result.returncode == 0, result.stdout + result.stderr
     assert "**0 collision(s)**" in result.stdout
     slug = principal_slug(ADMIN)
-    # The association of the old role is removed and the new one added; the entry itself stays.
+    # The association of the old role is removed or added; the entry stays, its groups change in place.
     assert f"AccessPolicyAssociation::access-{slug}-" in result.stdout
-    assert f"AccessEntry::access-{slug}`" not in result.stdout
+    entry_lines = [line for line in result.stdout.splitlines() if f"AccessEntry::access-{slug}`" in line]
+    # Never added or removed: at most changed in place (its groups), never through an alias.
+    assert all("kubernetesGroups" in line and "(was" not in line for line in entry_lines), entry_lines
+    if "lab" in (old, new):
+        assert entry_lines, result.stdout
+        assert (
+            "gpu-platform:lab:learning-lab" in result.stdout and "RoleBinding learning-lab/lab-member" in result.stdout
+        )

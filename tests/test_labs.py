@@ -10,15 +10,21 @@ from typing import Any
 import pytest
 
 from components.facts.constants import DEMO_POD_REQUESTS, GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE
-from components.renderers.access_entries import principal_slug
+from components.renderers.access_entries import access_matrix, principal_slug
 from components.renderers.demo_manifests import demo_deployment
 from components.renderers.gpu_capacity import lab_slot_warning, max_schedulable_slots
 from components.renderers.lab_manifests import (
-    LAB_ACCESS_POLICY_ARN,
-    lab_access_scopes,
     lab_objects,
 )
-from components.settings import RESERVED_NAMESPACES, LabSettings, SettingsError, StackSettings, capacity, load_settings
+from components.settings import (
+    RESERVED_NAMESPACES,
+    ClusterSettings,
+    LabSettings,
+    SettingsError,
+    StackSettings,
+    capacity,
+    load_settings,
+)
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.k8s_validation import validate_core_object
@@ -190,12 +196,20 @@ def test_network_policies_keep_other_labs_out_and_allow_dns_and_https() -> None:
         assert "ports" in rule or rule["to"] == [{"podSelector": {}}], rule
 
 
-def test_a_member_of_two_labs_gets_one_association_for_both() -> None:
+def _groups_by_member(labs: list[LabSettings]) -> dict[str, list[str]]:
+    cluster = ClusterSettings()
+    return {a.principal: [g.group for g in a.group_grants] for a in access_matrix(cluster, labs) if a.group_grants}
+
+
+def test_a_member_of_two_labs_gets_one_entry_with_both_groups() -> None:
     labs = [
         LabSettings(name="b-lab", gpu_slots=1, members=[MEMBER]),
         LabSettings(name="a-lab", gpu_slots=1, members=[MEMBER, ADMIN]),
     ]
-    assert lab_access_scopes(labs) == {ADMIN: ["a-lab"], MEMBER: ["a-lab", "b-lab"]}
+    assert _groups_by_member(labs) == {
+        ADMIN: ["gpu-platform:lab:a-lab"],
+        MEMBER: ["gpu-platform:lab:a-lab", "gpu-platform:lab:b-lab"],
+    }
 
 
 # --- plans ------------------------------------------------------------------------------------------
@@ -209,31 +223,36 @@ def test_plans_hold_every_lab(plans: dict[str, Plan], settings: dict[str, StackS
                 assert obj in plan.objects(obj["kind"]), (stack, obj["kind"], lab.name)
 
 
-def test_members_get_edit_access_scoped_to_their_lab_namespaces(
+def test_members_carry_their_labs_groups_and_each_lab_binds_its_group(
     plans: dict[str, Plan], settings: dict[str, StackSettings]
 ) -> None:
     for stack, plan in plans.items():
-        scopes = lab_access_scopes(list(settings[stack].labs))
-        associations = [
+        labs = list(settings[stack].labs)
+        (access,) = plan.of_type("gpu-platform:access:ClusterAccess")
+        entries = {
+            e["inputs"]["principalArn"]: e
+            for e in plan.of_type("aws:eks/accessEntry:AccessEntry")
+            if e["parent"] == access["urn"]
+        }
+        for lab in labs:
+            for member in lab.members:
+                entry = entries[member]
+                assert f"gpu-platform:lab:{lab.name}" in entry["inputs"]["kubernetesGroups"], (stack, member)
+                assert principal_slug(member) in entry["name"]
+            (binding,) = [b for b in plan.objects("RoleBinding") if b["metadata"]["namespace"] == lab.name]
+            assert binding["subjects"] == [
+                {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": f"gpu-platform:lab:{lab.name}"}
+            ]
+            assert binding["roleRef"]["kind"] == "Role" and binding["roleRef"]["name"] == "lab-member"
+        assert not [
             a
             for a in plan.of_type("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
-            if a["inputs"]["policyArn"] == LAB_ACCESS_POLICY_ARN
-        ]
-        (access,) = plan.of_type("gpu-platform:access:ClusterAccess")
-        entries = [e for e in plan.of_type("aws:eks/accessEntry:AccessEntry") if e["parent"] == access["urn"]]
-        assert set(scopes) <= {e["inputs"]["principalArn"] for e in entries}, stack
-        assert len(associations) == len(scopes), stack
-        for association in associations:
-            inputs = association["inputs"]
-            assert inputs["policyArn"] == LAB_ACCESS_POLICY_ARN
-            assert inputs["accessScope"] == {"type": "namespace", "namespaces": scopes[inputs["principalArn"]]}
-            assert principal_slug(inputs["principalArn"]) in association["name"]
-            entry = next(e for e in entries if e["inputs"]["principalArn"] == inputs["principalArn"])
-            assert entry["urn"] in association["dependencies"]
+            if "Edit" in a["inputs"]["policyArn"]
+        ], stack
 
 
 def test_prod_shares_one_member_between_its_labs(settings: dict[str, StackSettings]) -> None:
-    assert any(len(namespaces) == 2 for namespaces in lab_access_scopes(list(settings["prod"].labs)).values())
+    assert any(len(groups) == 2 for groups in _groups_by_member(list(settings["prod"].labs)).values())
 
 
 # --- capacity -----------------------------------------------------------------------------------------

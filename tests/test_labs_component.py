@@ -13,6 +13,7 @@ from components.device_plugin import DevicePlugin, DevicePluginArgs
 from components.labs import Labs, LabsArgs
 from components.renderers.gpu_admission_policy import admission_objects
 from components.renderers.lab_manifests import lab_objects
+from components.renderers.lab_rbac import member_rbac
 from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.mocks import Registration
@@ -79,6 +80,14 @@ def test_kubernetes_children_are_exactly_the_rendered_objects(registrations: lis
     )
     for r in sent:
         assert r.provider is not None and r.provider.startswith(provider.urn + "::")
+    # Each lab's members' Role and RoleBinding: one LabMembers child per lab, the binding after the Role.
+    members = [r for r in registrations if r.type == "gpu-platform:labs:LabMembers" and r.parent == labs.urn]
+    assert len(members) == len(settings.labs)
+    for component, lab in zip(members, settings.labs, strict=True):
+        rbac = [r for r in registrations if r.parent == component.urn]
+        assert [{k: v for k, v in r.inputs.items() if k != "skipAwait"} for r in rbac] == member_rbac(lab)
+        assert rbac[0].urn in rbac[1].dependencies
+        assert all(r.provider is not None and r.provider.startswith(provider.urn + "::") for r in rbac)
 
 
 def test_labs_create_no_access_entries(registrations: list[Registration]) -> None:

@@ -162,6 +162,7 @@ def test_resources_are_in_program_order(staging_plan: Plan) -> None:
         "lab-timetable",
         "nvidia-device-plugin",
         "labs",
+        "labs-learning-lab-members",  # the lab members' Role and RoleBinding, a child of `labs`
         "access",
         "learning-lab",
         "hubs",

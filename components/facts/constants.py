@@ -46,7 +46,16 @@ DEMO_POD_REQUESTS: Final = {"cpu": "250m", "memory": "1Gi"}
 # EKS access policies (cluster-access-policy ARNs) the platform associates with access entries.
 CLUSTER_ADMIN_POLICY_ARN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 CLUSTER_VIEW_POLICY_ARN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAdminViewPolicy"
-NAMESPACE_EDIT_POLICY_ARN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSEditPolicy"
+# Lab members get no access policy: their access entry names Kubernetes groups, bound in each lab's namespace
+# to the Role the platform renders (components/renderers/lab_rbac.py). One group per lab, and one marker group
+# on every explicit entry, so the entry's group set is never empty: pulumi-aws's `kubernetesGroups` is
+# Optional+Computed (hashicorp/terraform-provider-aws internal/service/eks/access_entry.go), and an omitted or
+# empty set keeps the groups EKS holds, so a member moved out of every lab would keep its lab's group.
+# The names avoid the prefixes EKS reserves for access-entry usernames (system:, eks:, aws:, amazon:, iam:;
+# AWS EKS User Guide "Set a custom username for EKS access entries"); `system:` is also Kubernetes' own.
+LAB_MEMBER_GROUP_PREFIX: Final = "gpu-platform:lab:"
+ACCESS_ENTRY_MARKER_GROUP: Final = "gpu-platform:access-entry"
+EKS_RESERVED_GROUP_PREFIXES: Final = ("system:", "eks:", "aws:", "amazon:", "iam:")
 
 # Version of every IAM policy and trust document the platform writes.
 IAM_POLICY_VERSION: Final = "2012-10-17"

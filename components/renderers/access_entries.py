@@ -2,9 +2,11 @@
 
 EKS allows one access entry per principal (a second create fails with 409 ResourceInUseException), so
 every principal but the cluster creator gets exactly one entry whose resource name is `principal_slug`
-of its ARN, whatever its role: admin, viewer and lab member differ only in their policy associations.
-Moving a principal between `cluster.adminPrincipalArns`, `cluster.viewerPrincipalArns` and a lab's
-`members` then changes associations, never the entry (`components/access.py` creates them).
+of its ARN, whatever its role. Admins and viewers differ in their policy associations; lab members have
+none: their entry's `kubernetesGroups` holds one group per lab, bound in the lab's namespace to the Role
+`components.renderers.lab_rbac` renders. Moving a principal between `cluster.adminPrincipalArns`,
+`cluster.viewerPrincipalArns` and a lab's `members` then changes associations and the entry's groups
+(`UpdateAccessEntry`, in place), never the entry itself (`components/access.py` creates them).
 
 Until round 3, admins were pulumi-eks children named `<cluster component>-<key>` (pulumi/pulumi-eks
 nodejs/eks/cluster/authenticationMode.ts `createAccessEntries`, v4.3.0; association
@@ -19,7 +21,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from components.facts.constants import CLUSTER_ADMIN_POLICY_ARN, CLUSTER_VIEW_POLICY_ARN, NAMESPACE_EDIT_POLICY_ARN
+from components.facts.constants import ACCESS_ENTRY_MARKER_GROUP, CLUSTER_ADMIN_POLICY_ARN, CLUSTER_VIEW_POLICY_ARN
+from components.renderers import lab_rbac
 from components.settings import ClusterSettings, LabSettings
 
 # A DNS label (RFC 1123): the key also ends up in resource names, so it must be safe there.
@@ -102,18 +105,33 @@ class Grant:
 
 
 @dataclass(frozen=True)
+class GroupGrant:
+    """A Kubernetes group on the entry, bound by a RoleBinding in one lab's namespace."""
+
+    group: str
+    namespace: str
+    keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class PrincipalAccess:
     principal: str
     grants: tuple[Grant, ...] = field(default_factory=tuple)
     # The creator entry: EKS creates it with the cluster, so this program creates no entry for it.
     creator: bool = False
+    group_grants: tuple[GroupGrant, ...] = ()
+
+    @property
+    def kubernetes_groups(self) -> list[str]:
+        """The entry's `kubernetesGroups`: the marker first (never empty, see constants), then the labs'."""
+        return [ACCESS_ENTRY_MARKER_GROUP, *(grant.group for grant in self.group_grants)]
 
 
 def access_matrix(cluster: ClusterSettings, labs: Sequence[LabSettings]) -> list[PrincipalAccess]:
     """The creator first, then every explicit principal (sorted by ARN) with its grants.
 
     Settings validation already rejects conflicting listings (deployer in any list, admin also viewer or lab
-    member); a viewer may also be a lab member (cluster view plus edit in its labs).
+    member); a viewer may also be a lab member (cluster view plus the lab-member Role in its labs).
     """
     creator = PrincipalAccess(
         cluster.deployer_principal_arn or UNKNOWN_DEPLOYER,
@@ -131,24 +149,16 @@ def access_matrix(cluster: ClusterSettings, labs: Sequence[LabSettings]) -> list
             "cluster view", "cluster-view", CLUSTER_VIEW_POLICY_ARN, "cluster", keys=(f"{VIEWER_KEY}[{index}]",)
         )
         grants.setdefault(arn, []).append(grant)
-    lab_keys: dict[str, list[tuple[str, str]]] = {}
-    for lab_index, lab in enumerate(labs):
+    group_grants: dict[str, list[GroupGrant]] = {}
+    for lab_index, lab in sorted(enumerate(labs), key=lambda item: item[1].name):
         for member_index, member in enumerate(lab.members):
-            lab_keys.setdefault(member, []).append(
-                (lab.name, f"gpu-platform:labs[{lab_index}].members[{member_index}]")
-            )
-    for member, places in lab_keys.items():
-        namespaces = tuple(sorted(name for name, _ in places))
-        grant = Grant(
-            f"edit in namespaces {', '.join(namespaces)}",
-            "namespace-edit",
-            NAMESPACE_EDIT_POLICY_ARN,
-            "namespace",
-            namespaces=namespaces,
-            keys=tuple(key for _, key in places),
-        )
-        grants.setdefault(member, []).append(grant)
-    explicit = [PrincipalAccess(arn, tuple(grants[arn])) for arn in sorted(grants)]
+            key = f"gpu-platform:labs[{lab_index}].members[{member_index}]"
+            group_grants.setdefault(member, []).append(GroupGrant(lab_rbac.lab_group(lab.name), lab.name, (key,)))
+    principals = sorted({*grants, *group_grants})
+    explicit = [
+        PrincipalAccess(arn, tuple(grants.get(arn, ())), group_grants=tuple(group_grants.get(arn, ())))
+        for arn in principals
+    ]
     return [creator, *explicit]
 
 
@@ -158,11 +168,19 @@ def explicit_entries(cluster: ClusterSettings, labs: Sequence[LabSettings]) -> l
 
 
 def matrix_lines(cluster: ClusterSettings, labs: Sequence[LabSettings]) -> list[str]:
-    """The synth summary's access matrix: principal -> access -> the config key granting it."""
-    lines = ["Access matrix (EKS access entries; one per principal, its role set by policy associations):"]
+    """The synth summary's access matrix: principal -> access -> the config key granting it, then what each
+    lab group may do (the rendered Role's resources and verbs)."""
+    lines = ["Access matrix (EKS access entries; one per principal: policy associations and Kubernetes groups):"]
     for access in access_matrix(cluster, labs):
         note = f"  [{CREATOR_REASON}]" if access.creator else f"  [entry '{principal_slug(access.principal)}']"
         lines.append(f"  {access.principal}{note}")
         for grant in access.grants:
             lines.append(f"    -> {grant.access:<34} <- {', '.join(grant.keys)}")
+        for group in access.group_grants:
+            lines.append(f"    -> {'group ' + group.group:<34} <- {', '.join(group.keys)}")
+    if labs:
+        lines.append("  Lab groups (RoleBinding <lab>/lab-member -> Role lab-member; the same rules in every lab):")
+        lines.append(f"    {', '.join(lab_rbac.lab_group(lab.name) for lab in labs)}")
+        lines += lab_rbac.rule_lines("      ")
+        lines.append("      (nothing else: no writes to networkpolicies, resourcequotas, limitranges; no RBAC)")
     return lines

@@ -5,20 +5,21 @@ Pure renderers (settings in, plain dicts out). Each lab is a namespace that:
   guard (`components.renderers.gpu_admission_policy`) reads;
 - holds a ResourceQuota on `requests.nvidia.com/gpu` (= `gpuSlots`), cpu and memory, with a LimitRange
   that gives every container default requests/limits, so no pod escapes the quota by omitting them;
-- admits traffic only from its own namespace and sends only DNS and HTTPS out (dataset/model downloads).
+- admits traffic only from its own namespace and sends only DNS and HTTPS out (dataset/model downloads);
+  so no lab pod reaches the node monitoring agent's DCGM host engine (TCP 5555, hostPort on every GPU node),
+  and no member can lower that fence: the members' Role (`components.renderers.lab_rbac`) only reads
+  NetworkPolicies.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from components.facts.constants import GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE, NAMESPACE_EDIT_POLICY_ARN, PROJECT
+from components.facts.constants import GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE, PROJECT
 from components.settings import LabSettings
 
 Manifest = dict[str, Any]
 
-# EKS access policy lab members get, scoped to their lab's namespace only.
-LAB_ACCESS_POLICY_ARN = NAMESPACE_EDIT_POLICY_ARN
 LAB_LABEL_KEY = "gpu-platform.io/lab"
 
 # Requests a container gets when it names none (LimitRange), small enough for notebooks' sidecars. No default
@@ -123,12 +124,3 @@ def lab_objects(lab: LabSettings, kubernetes_version: str) -> list[Manifest]:
         lab_limit_range(lab),
         *lab_network_policies(lab),
     ]
-
-
-def lab_access_scopes(labs: list[LabSettings]) -> dict[str, list[str]]:
-    """Member ARN -> the lab namespaces it may edit (EKS allows one association per principal and policy)."""
-    scopes: dict[str, list[str]] = {}
-    for lab in labs:
-        for member in lab.members:
-            scopes.setdefault(member, []).append(lab.name)
-    return {member: sorted(namespaces) for member, namespaces in sorted(scopes.items())}

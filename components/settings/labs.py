@@ -94,7 +94,8 @@ class LabSettings(SettingsModel):
     gpu_slots: Annotated[int, Field(ge=1, le=10000)]
     """Shared GPU slots the lab may hold at once: its ResourceQuota's requests.nvidia.com/gpu."""
     members: Annotated[list[PrincipalArn], Field(max_length=100)] = []
-    """Who gets AmazonEKSEditPolicy in the lab's namespace; each once, not a cluster admin nor the deployer."""
+    """Who gets the lab's group (the `lab-member` Role in the lab's namespace); each once, not a cluster admin
+    nor the deployer."""
     # ResourceQuota on requests.cpu and requests.memory (requests only: lab_manifests.CONTAINER_DEFAULT_REQUESTS).
     cpu: Annotated[str, AfterValidator(_quantity)] = "16"
     """ResourceQuota requests.cpu."""
