@@ -58,7 +58,16 @@ STACKS = stacks_in(PROJECT_DIR)
 
 
 # The program's own source (not its tests or tools that only read plans): what the house-rule scans read.
-PROGRAM_SOURCES = ("components", "offline", "policy", "__main__.py", "synth.py", "preflight.py")
+PROGRAM_SOURCES = (
+    "components",
+    "offline",
+    "policy",
+    "gpu_reaper",
+    "__main__.py",
+    "synth.py",
+    "preflight.py",
+    "preflight_prices.py",
+)
 
 
 def program_files() -> list[Path]:
