@@ -16,7 +16,7 @@ from components.renderers.cost_demand import DAY_S, WEEK_S
 from components.renderers.cost_forecast import PoolForecast, PoolPlan
 
 BUCKET_MIN = 15
-WIDTH, PANEL_H, LEFT, TOP, GAP = 960, 180, 48, 36, 64
+WIDTH, PANEL_H, LEFT, TOP, GAP = 960, 180, 48, 44, 64
 PLOT_W = WIDTH - LEFT - 16
 SERIES = (  # (id suffix, colour, legend)
     ("in-use", "#1f77b4", "slots in use"),
@@ -101,9 +101,9 @@ def render(title: str, panels: Sequence[tuple[PoolPlan, PoolForecast]]) -> str:
         f"<title>{escape(title)}</title>",
         f'<text x="{LEFT}" y="16" font-size="14">{escape(title)}</text>',
     ]
-    x = LEFT + 420
+    x = LEFT  # the legend on its own line under the title, which can be long
     for _suffix, colour, legend in SERIES:
-        parts.append(f'<text x="{x}" y="16" font-size="11" fill="{colour}">{legend}</text>')
+        parts.append(f'<text x="{x}" y="32" font-size="11" fill="{colour}">{legend}</text>')
         x += 110
     if not panels:
         parts.append(f'<text x="{LEFT}" y="{TOP + 20}" font-size="12">no GPU pool to forecast</text>')
