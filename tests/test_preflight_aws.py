@@ -6,9 +6,6 @@ argument prefix wins; it also logs every call, so the tests see what was asked.
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +17,7 @@ from components.renderers.gpu_quota import quota_needs
 from components.settings import capacity, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
+from tests import fake_aws as fake_aws_cli
 from tests.conftest import PROJECT_DIR
 
 STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
@@ -34,27 +32,6 @@ DEPLOYER = "arn:aws:iam::111122223333:role/github-actions-deploy"
 ADMIN = "arn:aws:iam::111122223333:role/platform-admin"
 PREVIEW = "arn:aws:iam::111122223333:role/github-actions-preview"
 NOT_FOUND = "An error occurred (ResourceNotFoundException) when calling the DescribeCluster operation: No cluster"
-FAKE_AWS = f"""#!{sys.executable}
-import json, os, sys
-args = sys.argv[1:]
-with open(os.environ["FAKE_AWS_LOG"], "a") as log:
-    log.write(" ".join(args) + "\\n")
-answers = json.loads(os.environ["FAKE_AWS_ANSWERS"])
-best = max((key for key in answers if args[: len(key.split())] == key.split()), key=len, default=None)
-if best is None:
-    sys.stderr.write("fake aws: no answer for " + " ".join(args))
-    sys.exit(255)
-answer = answers[best]
-sys.stdout.write(json.dumps(answer["stdout"]) if "stdout" in answer else "")
-sys.stderr.write(answer.get("stderr", ""))
-sys.exit(answer.get("rc", 0))
-"""
-
-
-def _assumed(role_arn: str) -> dict[str, Any]:
-    account = role_arn.split(":")[4]
-    name = role_arn.rsplit("/", 1)[1]
-    return {"stdout": {"Account": account, "Arn": f"arn:aws:sts::{account}:assumed-role/{name}/gh-run-1"}}
 
 
 def _addon_versions(*versions: str, addon: str = CLOUDWATCH_OBSERVABILITY_ADDON) -> dict[str, Any]:
@@ -62,7 +39,7 @@ def _addon_versions(*versions: str, addon: str = CLOUDWATCH_OBSERVABILITY_ADDON)
 
 
 BASE_ANSWERS: dict[str, Any] = {
-    "sts get-caller-identity": _assumed(DEPLOYER),
+    "sts get-caller-identity": fake_aws_cli.assumed(DEPLOYER),
     "eks describe-cluster": {"rc": 254, "stderr": NOT_FOUND},
     "eks describe-addon-versions": {"stdout": {"addons": []}},
     # Every add-on staging pins is published (the CloudWatch add-on with a newer build beside it).
@@ -79,19 +56,8 @@ BASE_ANSWERS: dict[str, Any] = {
 
 @pytest.fixture
 def fake_aws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "aws"
-    script.write_text(FAKE_AWS, encoding="utf-8")
-    script.chmod(0o755)
-    log = tmp_path / "aws.log"
-    log.touch()
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_AWS_LOG", str(log))
-
     def answer(**overrides: Any) -> Path:
-        monkeypatch.setenv("FAKE_AWS_ANSWERS", json.dumps({**BASE_ANSWERS, **overrides}))
-        return log
+        return fake_aws_cli.install(tmp_path, monkeypatch, {**BASE_ANSWERS, **overrides})
 
     return answer
 
@@ -154,7 +120,7 @@ def test_quota_below_names_code_numbers_and_the_request_command(
 
 
 def test_first_deploy_by_a_listed_admin_collides(fake_aws: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    fake_aws(**{"sts get-caller-identity": _assumed(ADMIN)})
+    fake_aws(**{"sts get-caller-identity": fake_aws_cli.assumed(ADMIN)})
     code, out = _run("caller", capsys)
     assert code == 1
     assert "gpu-platform:cluster.adminPrincipalArns[0]" in out and "gpu-platform:cluster.deployerPrincipalArn" in out
@@ -162,14 +128,14 @@ def test_first_deploy_by_a_listed_admin_collides(fake_aws: Any, capsys: pytest.C
 
 
 def test_first_deploy_by_the_listed_viewer_collides_too(fake_aws: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    fake_aws(**{"sts get-caller-identity": _assumed(PREVIEW)})
+    fake_aws(**{"sts get-caller-identity": fake_aws_cli.assumed(PREVIEW)})
     code, out = _run("caller", capsys)
     assert code == 1 and "gpu-platform:cluster.viewerPrincipalArns[0]" in out
 
 
 def test_an_admin_is_fine_once_the_cluster_exists(fake_aws: Any, capsys: pytest.CaptureFixture[str]) -> None:
     endpoint = {"stdout": {"cluster": {"endpoint": "https://ABC.gr7.us-west-1.eks.amazonaws.com"}}}
-    fake_aws(**{"sts get-caller-identity": _assumed(ADMIN), "eks describe-cluster": endpoint})
+    fake_aws(**{"sts get-caller-identity": fake_aws_cli.assumed(ADMIN), "eks describe-cluster": endpoint})
     code, out = _run("caller", capsys)
     assert code == 0, out
     assert "exists" in out and "collides with nothing" in out

@@ -1,12 +1,9 @@
 """`preflight.py --check prices`: the pinned price table against `aws pricing get-products`, answered by a fake
-`aws` executable on PATH (the same kind as tests/test_preflight_aws.py's: longest matching argument prefix wins,
-every call logged)."""
+`aws` executable on PATH (tests/fake_aws.py: longest matching argument prefix wins, every call logged)."""
 
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +14,10 @@ import preflight_prices
 from components.facts import instance_prices
 from components.settings import load_settings
 from offline.config_files import read_stack_config
+from tests import fake_aws as fake_aws_cli
 from tests.conftest import PROJECT_DIR
 
 STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
-FAKE_AWS = f"""#!{sys.executable}
-import json, os, sys
-args = sys.argv[1:]
-with open(os.environ["FAKE_AWS_LOG"], "a") as log:
-    log.write(" ".join(args) + "\\n")
-answers = json.loads(os.environ["FAKE_AWS_ANSWERS"])
-best = max((key for key in answers if args[: len(key.split())] == key.split()), key=len, default=None)
-if best is None:
-    sys.stderr.write("fake aws: no answer for " + " ".join(args))
-    sys.exit(255)
-sys.stdout.write(json.dumps(answers[best]["stdout"]))
-"""
 
 
 def price_list(instance_type: str, usd: float) -> dict[str, Any]:
@@ -72,18 +58,8 @@ def answers(**prices: float) -> dict[str, Any]:
 
 @pytest.fixture
 def fake_aws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "aws").write_text(FAKE_AWS, encoding="utf-8")
-    (bin_dir / "aws").chmod(0o755)
-    log = tmp_path / "aws.log"
-    log.touch()
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_AWS_LOG", str(log))
-
     def answer(**prices: float) -> Path:
-        monkeypatch.setenv("FAKE_AWS_ANSWERS", json.dumps(answers(**prices)))
-        return log
+        return fake_aws_cli.install(tmp_path, monkeypatch, answers(**prices))
 
     return answer
 
