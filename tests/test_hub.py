@@ -228,8 +228,8 @@ def test_profile_names_say_what_a_slot_is(settings: dict[str, StackSettings]) ->
     lab = hub_labs(settings["staging"])[0]
     assert lab.hub is not None
     gpu = hub_profiles.profiles(profile_pools(settings["staging"], lab.hub))[0]
-    # g4dn: one T4 (16 GiB) shared by 3 time-slicing replicas.
-    assert gpu.display_name == "Shared T4 — 1 of 3 time-slices, about 5 GB GPU memory shared with 2 others"
+    # g4dn: one T4 (16 GiB) shared by 3 time-slicing replicas: a fair share of 5461 MiB, which nothing enforces.
+    assert gpu.display_name == "Shared T4, time-sliced — about 5.3 GB GPU memory, not fenced: shared with 2 others"
 
 
 def test_a_gpu_profile_fits_one_slot_of_the_pools_smallest_node(settings: dict[str, StackSettings]) -> None:
