@@ -3,6 +3,7 @@ within its limits on some instance type, and a termination grace long enough tha
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from components.facts import gpu_catalog, timetable
@@ -28,7 +29,9 @@ def sharing_fits_instance_types(settings: StackSettings) -> None:
         _check_sharing(settings.sharing_for(pool), pool.selected_instance_types, types_key, sharing_key)
 
 
-def _check_sharing(sharing: GpuSharingSettings, instance_types: list[str], types_key: str, sharing_key: str) -> None:
+def _check_sharing(
+    sharing: GpuSharingSettings, instance_types: Sequence[str], types_key: str, sharing_key: str
+) -> None:
     fractional = [t for t in instance_types if gpu_catalog.is_fractional(t)]
     if fractional and len(fractional) != len(instance_types):
         whole = ", ".join(t for t in instance_types if not gpu_catalog.is_fractional(t))
