@@ -36,6 +36,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
             f"  {row.pool:<22}{row.instance_type:<16}{row.physical_gpus:>10}{row.sharing:>18}"
             f"{row.schedulable_per_node:>10}{row.schedulable_at_limit:>10}"
         )
+    lines += _slot_lines(settings)
     lines += _warm_headroom_lines(settings)
     lines += _first_batch_lines(settings)
     lines += _node_repair_lines(settings)
@@ -50,6 +51,17 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
     lines += _node_lifetime_lines(settings)
     lines += _hub_lines(settings)
     return "\n".join([*lines, *_access_lines(settings), *_placeholder_lines(settings)])
+
+
+def _slot_lines(settings: StackSettings) -> list[str]:
+    """Per pool: its sharing kind, the GPU memory one slot gets and what is isolated (docs/sharing-kinds.md)."""
+    lines = ["", "GPU slots (per pool: sharing kind, GPU memory per slot on its smallest GPU, isolation):"]
+    for pool in capacity.all_capacities(settings):
+        slot = pool.slot
+        fence = {"time-slicing": "fair share, not enforced", "mps": "capped per client"}.get(slot.kind, "its own")
+        memory = f"{slot.memory_mib} MiB {fence}"
+        lines.append(f"  {pool.name:<22}{slot.kind:<14}{memory:<35}{slot.isolation.describe()}")
+    return lines
 
 
 def _quota_needs(settings: StackSettings) -> list[QuotaNeed]:

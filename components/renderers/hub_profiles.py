@@ -65,9 +65,10 @@ def _gpu_names(pool: NodePoolSettings) -> str:
 
 
 def gigabytes(mib: int) -> str:
-    """GPU memory as a learner reads it: whole GB from 10 up, one decimal below, never rounded up."""
+    """GPU memory as a learner reads it (GiB, written GB as nvidia-smi users say it): whole from 10 up, else one
+    decimal."""
     gib = mib / 1024
-    return f"{int(gib)}" if gib >= 10 else f"{int(gib * 10) / 10:g}"
+    return f"{round(gib)}" if gib >= 10 else f"{round(gib, 1):g}"
 
 
 def display_name(gpus: str, slot: SlotModel) -> str:
