@@ -10,6 +10,8 @@
 # only CUDA_MPS_PIPE_DIRECTORY, as the plugin's Allocate does (internal/plugin/mps.go):
 #   - two "steady" clients allocate half their cap and keep writing it;
 #   - one "greedy" client allocates past its cap, 256 MiB at a time, and must get CUDA_ERROR_OUT_OF_MEMORY;
+#   - then a "raiser" does the same after setting CUDA_MPS_PINNED_DEVICE_MEM_LIMIT to the whole GPU in its own
+#     environment, as a learner could from a notebook: the figures say whether a client can lift its cap;
 # and the two steady clients must still be running, with their memory, after the greedy one's OOM.
 #
 # Usage: sudo bench/gpu_mps_check.sh            (REPLICAS=3 GPU_INDEX=0 CLIENT_UID=1000 HOLD_SECONDS=20)
@@ -105,11 +107,12 @@ chmod 0755 "$ROOT/client.py"
 
 as_client() {
   setpriv --reuid="$CLIENT_UID" --regid="$CLIENT_UID" --clear-groups \
-    env -i PATH=/usr/bin:/bin CUDA_MPS_PIPE_DIRECTORY="$PIPE" python3 "$ROOT/client.py" "$@"
+    env -i PATH=/usr/bin:/bin CUDA_MPS_PIPE_DIRECTORY="$PIPE" ${RAISE:+CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="$RAISE"} \
+    python3 "$ROOT/client.py" "$@"
 }
 STEADY_MIB=$((CAP_MIB / 2))
 GREEDY_MIB=$((CAP_MIB * 3 / 2))
-touch "$ROOT/steady-1.txt" "$ROOT/steady-2.txt" "$ROOT/greedy.txt"
+touch "$ROOT/steady-1.txt" "$ROOT/steady-2.txt" "$ROOT/greedy.txt" "$ROOT/raiser.txt"
 chown "$CLIENT_UID:$CLIENT_UID" "$ROOT"/*.txt
 START=$(date +%s)
 as_client steady-1 "$STEADY_MIB" "$HOLD_SECONDS" "$ROOT/steady-1.txt" &
@@ -119,6 +122,8 @@ S2=$!
 sleep 3
 as_client greedy "$GREEDY_MIB" 0 "$ROOT/greedy.txt" || true
 GREEDY="$(head -n1 "$ROOT/greedy.txt" 2>/dev/null || true)"
+RAISE="0=${TOTAL_MIB}M" as_client raiser "$GREEDY_MIB" 0 "$ROOT/raiser.txt" || true
+RAISER="$(head -n1 "$ROOT/raiser.txt" 2>/dev/null || true)"
 STEADY_OK=0
 wait "$S1" && STEADY_OK=$((STEADY_OK + 1)) || true
 wait "$S2" && STEADY_OK=$((STEADY_OK + 1)) || true
@@ -127,7 +132,7 @@ ELAPSED=$(($(date +%s) - START))
 echo "GPU ${GPU_INDEX}: ${GPU_NAME}, compute capability ${CC}, ${TOTAL_MIB} MiB"
 echo "MPS: replicas ${REPLICAS}, pinned-memory cap ${CAP_MIB} MiB per client, active threads ${THREADS}%"
 echo "clients: UID ${CLIENT_UID}; steady ${STEADY_MIB} MiB each, greedy asked ${GREEDY_MIB} MiB"
-for f in steady-1 steady-2 greedy; do sed "s/^/  /" "$ROOT/$f.txt" 2>/dev/null || true; done
+for f in steady-1 steady-2 greedy raiser; do sed "s/^/  /" "$ROOT/$f.txt" 2>/dev/null || true; done
 echo "pipe directory: $(stat -c '%A %U' "$PIPE"); server log:"
 sed 's/^/  /' "$LOG/server.log" 2>/dev/null | tail -n 5 || true
 echo "elapsed: ${ELAPSED}s"
@@ -139,6 +144,11 @@ if [ "$greedy_result" != "oom" ]; then
 fi
 if [ "$STEADY_OK" -ne 2 ] || ! grep -q "done" "$ROOT/steady-1.txt" || ! grep -q "done" "$ROOT/steady-2.txt"; then
   echo "FAIL: ${STEADY_OK}/2 steady clients finished after the greedy client's OOM"
+  exit 1
+fi
+read -r _ raiser_result raiser_mib <<<"${RAISER:-raiser none 0}"
+if [ "$raiser_result" != "oom" ]; then
+  echo "FAIL: a client that set CUDA_MPS_PINNED_DEVICE_MEM_LIMIT itself got past the cap (${raiser_mib} MiB)"
   exit 1
 fi
 echo "PASS: the greedy client got CUDA_ERROR_OUT_OF_MEMORY at ${greedy_mib} MiB (cap ${CAP_MIB} MiB); both others kept running"
