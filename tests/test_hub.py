@@ -215,8 +215,9 @@ def test_one_gpu_profile_per_reachable_pool_and_a_cpu_profile(settings: dict[str
     prod = settings["prod"]
     lab = hub_labs(prod)[0]
     assert lab.hub is not None
-    # prod's vision-lab hub names its pool (its 3h notebooks fit only t4-shared's drain time).
-    assert [p.slug for p in hub_profiles.profiles(profile_pools(prod, lab.hub))] == ["gpu-t4-shared", "cpu"]
+    # prod's vision-lab hub names its pools (its 3h notebooks fit only t4-shared's and l4-slice's drain time).
+    slugs = [p.slug for p in hub_profiles.profiles(profile_pools(prod, lab.hub))]
+    assert slugs == ["gpu-t4-shared", "gpu-l4-slice", "cpu"]
     # Without `pools`: every pool (a 1h notebook fits both pools' terminationGracePeriod).
     every, every_lab = variant(prod, pools=None, maxHours=1)
     assert every_lab.hub is not None
