@@ -248,6 +248,8 @@ CASES: list[Case] = [
     Case("g6f-time-slicing", {f"{POOL}.instanceTypes": ["g6f.xlarge"], f"{POOL}.gpuSharing": {"strategy": "time-slicing", "replicas": 2}}, INVALID, (f"{POOL}.gpuSharing.strategy",)),
     Case("g6f-mps", {f"{POOL}.instanceTypes": ["g6f.4xlarge"], f"{POOL}.gpuSharing": {"strategy": "mps", "replicas": 2}}, INVALID, (f"{POOL}.gpuSharing.strategy",)),
     Case("g6f-stack-sharing", {f"{POOL}.instanceTypes": ["g6f.xlarge"]}, INVALID, ("gpu-platform:gpuSharing.strategy",)),
+    Case("g6f-managed-group-shared", {"gpu-platform:gpuNodeGroup": {"enabled": True, "instanceTypes": ["g6f.xlarge"]}}, INVALID, ("gpu-platform:gpuSharing.strategy",)),
+    Case("g6f-managed-group-mixed", {"gpu-platform:gpuNodeGroup": {"enabled": True, "instanceTypes": ["g6f.xlarge", "g4dn.xlarge"]}}, INVALID, ("gpu-platform:gpuNodeGroup.instanceTypes",)),
     Case("g6f-with-whole-gpus", {f"{POOL}.instanceTypes": ["g6f.xlarge", "g6.xlarge"], f"{POOL}.gpuSharing": {"strategy": "none"}}, INVALID, (f"{POOL}.instanceTypes",)),
     Case("bad-fail-requests", {"gpu-platform:gpuSharing.failRequestsGreaterThanOne": "yes please"}, INVALID, ("gpu-platform:gpuSharing.failRequestsGreaterThanOne",)),
     Case("bad-demo-enabled", {"gpu-platform:demo.enabled": "maybe"}, INVALID, ("gpu-platform:demo.enabled",)),
