@@ -132,6 +132,8 @@ def test_the_summary_prints_each_pools_slot(kinds_synth: str) -> None:
     assert "a10g-mps              mps           6144 MiB capped per client" in summary
     assert "l4-slice              g6f           2861 MiB its own" in summary
     assert "isolated: memory; shared: faults, compute" in summary
+    # The demo (UID 10001) and the notebooks (UID 1000) would take turns on an MPS GPU: one MPS server per UID.
+    assert "WARNING: the demo runs as UID 10001, notebooks as UID 1000: on MPS pools (a10g-mps)" in summary
 
 
 @pytest.mark.parametrize(
