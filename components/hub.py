@@ -45,7 +45,9 @@ SECRET_TRAITS = frozenset({"user_password", "admin_password", "client_secret"})
 def profile_pools(settings: StackSettings, hub: HubSettings) -> tuple[hub_profiles.ProfilePool, ...]:
     """The Karpenter pools a lab's hub offers, each with the sharing and warm slot shape the settings work out."""
     return tuple(
-        hub_profiles.ProfilePool(pool, settings.sharing_for(pool), settings.warm_slot_shape_for(pool))
+        hub_profiles.ProfilePool(
+            pool, settings.sharing_for(pool), settings.warm_slot_shape_for(pool), settings.capacity_of(pool).slot
+        )
         for pool in settings.hub_pools(hub)
     )
 

@@ -397,8 +397,9 @@ def _instance_types_table() -> list[str]:
     ]
     for name in by_size:
         model = gpu_catalog.gpu_model(name)
+        gpu = f"{model.name.upper()} slice" if gpu_catalog.is_fractional(name) else model.name.upper()
         lines.append(
-            f"| `{name}` | {model.name.upper()} | {gpu_catalog.gpu_count(name)} | {model.memory_mib} "
+            f"| `{name}` | {gpu} | {gpu_catalog.gpu_count(name)} | {gpu_catalog.gpu_memory_mib(name)} "
             f"| {gpu_catalog.vcpus(name)} | {gpu_catalog.memory_mib(name) // 1024} |"
         )
     return lines

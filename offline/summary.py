@@ -8,8 +8,10 @@ from components.hub import profile_pools
 from components.renderers import hub_profiles, hub_storage
 from components.renderers.access_entries import matrix_lines
 from components.renderers.dcgm_engines import LATCH_RECOVERY_COMMAND, engine_rows
+from components.renderers.demo_manifests import DEMO_UID
 from components.renderers.gpu_capacity import capacity_rows, lab_slot_warning, max_schedulable_slots, warm_headroom_rows
 from components.renderers.gpu_quota import QuotaNeed, quota_needs
+from components.renderers.hub_values import NOTEBOOK_UID
 from components.renderers.karpenter_packing import first_batch_rows, mixed_gpu_count_warnings
 from components.renderers.placeholders import placeholder_values
 from components.renderers.timetable_report import TimetabledPool, node_lifetimes, pool_weeks, session_peaks
@@ -42,6 +44,7 @@ def render_summary(
             f"  {row.pool:<22}{row.instance_type:<16}{row.physical_gpus:>10}{row.sharing:>18}"
             f"{row.schedulable_per_node:>10}{row.schedulable_at_limit:>10}"
         )
+    lines += _slot_lines(settings)
     lines += _warm_headroom_lines(settings)
     lines += _first_batch_lines(settings)
     lines += _node_repair_lines(settings)
@@ -59,6 +62,24 @@ def render_summary(
     lines += fit_lines(settings)
     lines += cost_lines(settings, forecast or stack_forecast(settings))
     return "\n".join([*lines, *_access_lines(settings), *_placeholder_lines(settings)])
+
+
+def _slot_lines(settings: StackSettings) -> list[str]:
+    """Per pool: its sharing kind, the GPU memory one slot gets and what is isolated (docs/sharing-kinds.md)."""
+    lines = ["", "GPU slots (per pool: sharing kind, GPU memory per slot on its smallest GPU, isolation):"]
+    for pool in capacity.all_capacities(settings):
+        slot = pool.slot
+        fence = {"time-slicing": "fair share, not enforced", "mps": "capped per client"}.get(slot.kind, "its own")
+        memory = f"{slot.memory_mib} MiB {fence}"
+        lines.append(f"  {pool.name:<22}{slot.kind:<14}{memory:<35}{slot.isolation.describe()}")
+    mps = [pool.name for pool in capacity.all_capacities(settings) if pool.slot_kind == "mps"]
+    if mps and settings.demo.enabled and DEMO_UID != NOTEBOOK_UID:
+        # MPS serves one client UID per GPU at a time (nvidia-cuda-mps-control(1)); docs/sharing-kinds.md.
+        lines.append(
+            f"  WARNING: the demo runs as UID {DEMO_UID}, notebooks as UID {NOTEBOOK_UID}: on MPS pools "
+            f"({', '.join(mps)}) they take turns on a GPU; keep the demo off MPS pools"
+        )
+    return lines
 
 
 def _quota_needs(settings: StackSettings) -> list[QuotaNeed]:

@@ -90,7 +90,10 @@ CASES: list[Case] = [
     Case("ok-demo-off-alone", {"gpu-platform:demo": {"enabled": False}}, OK),
     # (no warm slots: one slot of a T4 shared 64 ways is smaller than any usable pod)
     Case("ok-sharing-64", {"gpu-platform:gpuSharing": {"strategy": "time-slicing", "replicas": 64}, f"{POOL}.warmGpuSlots": DELETE}, OK),
-    Case("ok-sharing-mps-48", {"gpu-platform:gpuSharing": {"strategy": "mps", "replicas": 48}, f"{POOL}.warmGpuSlots": DELETE}, OK),
+    # A T4's 16,384 MiB over 16 MPS clients caps each at 1,024 MiB, the floor (rules_pools.sharing_fits_instance_types).
+    Case("ok-sharing-mps-16", {"gpu-platform:gpuSharing": {"strategy": "mps", "replicas": 16}, f"{POOL}.warmGpuSlots": DELETE}, OK),
+    # A g6f pool of its own, whole (strategy none): one slice a node, the backstops its limits.
+    Case("ok-g6f-pool", {f"{POOL}.instanceTypes": ["g6f.xlarge", "g6f.2xlarge"], f"{POOL}.gpuSharing": {"strategy": "none"}, f"{POOL}.warmGpuSlots": 1, "gpu-platform:labs[0].sessions": DELETE}, OK),
     # (exclusive GPUs: 3 warm + 6 learners would need 9 of the pool's 8 GPUs, so without the timetable)
     Case("ok-sharing-none", {"gpu-platform:gpuSharing": {"strategy": "none"}, "gpu-platform:labs[0].sessions": DELETE}, OK),
     Case("ok-budget-cron-forms", {f"{POOL}.disruptionBudgets": [{"nodes": "0", "schedule": "*/15 8-18/2 1,15 jan-jun MON-FRI", "duration": "1h30m"}, {"nodes": "100%", "schedule": "@daily", "duration": "10m"}, {"nodes": "1", "schedule": "0 0 ? * 0", "duration": "24h"}]}, OK),
@@ -248,6 +251,14 @@ CASES: list[Case] = [
     Case("bad-strategy", {"gpu-platform:gpuSharing.strategy": "mig"}, INVALID, ("gpu-platform:gpuSharing.strategy",)),
     Case("sharing-replicas-0", {"gpu-platform:gpuSharing.replicas": 0}, INVALID, ("gpu-platform:gpuSharing.replicas",)),
     Case("sharing-replicas-65", {"gpu-platform:gpuSharing.replicas": 65}, INVALID, ("gpu-platform:gpuSharing.replicas",)),
+    Case("mps-cap-below-1gib", {"gpu-platform:gpuSharing": {"strategy": "mps", "replicas": 17}, f"{POOL}.warmGpuSlots": DELETE}, INVALID, ("gpu-platform:gpuSharing.replicas",)),
+    Case("mps-49-replicas", {"gpu-platform:gpuSharing": {"strategy": "mps", "replicas": 49}}, INVALID, ("gpu-platform:gpuSharing.replicas",)),
+    Case("g6f-time-slicing", {f"{POOL}.instanceTypes": ["g6f.xlarge"], f"{POOL}.gpuSharing": {"strategy": "time-slicing", "replicas": 2}}, INVALID, (f"{POOL}.gpuSharing.strategy",)),
+    Case("g6f-mps", {f"{POOL}.instanceTypes": ["g6f.4xlarge"], f"{POOL}.gpuSharing": {"strategy": "mps", "replicas": 2}}, INVALID, (f"{POOL}.gpuSharing.strategy",)),
+    Case("g6f-stack-sharing", {f"{POOL}.instanceTypes": ["g6f.xlarge"]}, INVALID, ("gpu-platform:gpuSharing.strategy",)),
+    Case("g6f-managed-group-shared", {"gpu-platform:gpuNodeGroup": {"enabled": True, "instanceTypes": ["g6f.xlarge"]}}, INVALID, ("gpu-platform:gpuSharing.strategy",)),
+    Case("g6f-managed-group-mixed", {"gpu-platform:gpuNodeGroup": {"enabled": True, "instanceTypes": ["g6f.xlarge", "g4dn.xlarge"]}}, INVALID, ("gpu-platform:gpuNodeGroup.instanceTypes",)),
+    Case("g6f-with-whole-gpus", {f"{POOL}.instanceTypes": ["g6f.xlarge", "g6.xlarge"], f"{POOL}.gpuSharing": {"strategy": "none"}}, INVALID, (f"{POOL}.instanceTypes",)),
     Case("bad-fail-requests", {"gpu-platform:gpuSharing.failRequestsGreaterThanOne": "yes please"}, INVALID, ("gpu-platform:gpuSharing.failRequestsGreaterThanOne",)),
     Case("bad-demo-enabled", {"gpu-platform:demo.enabled": "maybe"}, INVALID, ("gpu-platform:demo.enabled",)),
     Case("bad-demo-namespace", {"gpu-platform:demo.namespace": "kube-system"}, INVALID, ("gpu-platform:demo.namespace",)),

@@ -104,8 +104,10 @@ def test_staging_shares_each_gpu_three_ways() -> None:
 def test_mps_config_names_the_mps_root() -> None:
     config = plugin_config_for(GpuSharingSettings(strategy="mps", replicas=4))
     assert config.strategy == "mps"
-    # The MPS root of the NVIDIA Helm chart (deployments/helm/nvidia-device-plugin/values.yaml `mps.root` @ v0.20.0).
-    assert config.flags.mps_root == "/run/nvidia/mps"
+    # Not the chart's `/run/nvidia/mps` (values.yaml `mps.root` @ v0.20.0): a directory no vendor package owns, so
+    # the notebooks' non-root MPS servers can traverse every directory above their pipes (docs/sharing-kinds.md).
+    assert config.flags.mps_root == "/run/gpu-platform/mps"
+    assert not config.flags.mps_root.startswith("/run/nvidia/")
 
 
 @pytest.mark.parametrize("sharing", VARIANTS, ids=lambda s: s.profile)

@@ -283,6 +283,9 @@ def test_every_gpu_pool_runs_exactly_one_plugin_with_its_replicas(stack: str) ->
         assert len(landing) == 1
         (profile,) = landing
         assert profile.config.strategy == sharing.strategy
+        if sharing.strategy == "none":  # whole GPUs and g6f slices: the plugin advertises each device once
+            assert profile.config.sharing is None
+            continue
         replicated = profile.config.sharing
         assert replicated is not None
         block = replicated.time_slicing or replicated.mps
@@ -292,7 +295,8 @@ def test_every_gpu_pool_runs_exactly_one_plugin_with_its_replicas(stack: str) ->
 def test_prod_runs_one_plugin_per_distinct_sharing() -> None:
     profiles = [s.profile for s in STACKS["prod"].sharing_profiles]
     assert profiles == sorted(set(profiles))
-    assert len(profiles) == 2  # T4 pool on the stack default (3), A10G pool overridden (4)
+    # T4 pool on the stack default (3), A10G pool overridden (4), the g6f pool whole (exclusive).
+    assert profiles == ["exclusive", "time-slicing-3", "time-slicing-4"]
 
 
 # --- MPS --------------------------------------------------------------------------------------------

@@ -375,8 +375,8 @@ def test_golden_files_match_the_renderer() -> None:
         int(settings.gpu_node_group.enabled) + (len(settings.karpenter.node_pools) if settings.karpenter.enabled else 0)
         for settings in (load_settings(read_stack_config(PROJECT_DIR, stack).values) for stack in STACKS)
     )
-    # As shipped: staging g4-nodepool, prod t4-shared and a10g-inference (no managed GPU group).
-    assert len(rendered) == expected == 3
+    # As shipped: staging g4-nodepool, prod t4-shared, a10g-inference and l4-slice (no managed GPU group).
+    assert len(rendered) == expected == 4
     stale = sorted(set(golden.GOLDEN_DIR.glob(golden.GOLDEN_GLOB)) - set(rendered))
     assert not stale, f"stale golden files {stale}: run `.venv/bin/python -m tests.golden`"
     for path, text in rendered.items():

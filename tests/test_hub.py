@@ -222,8 +222,9 @@ def test_one_gpu_profile_per_reachable_pool_and_a_cpu_profile(settings: dict[str
     prod = settings["prod"]
     lab = hub_labs(prod)[0]
     assert lab.hub is not None
-    # prod's vision-lab hub names its pool (its 3h notebooks fit only t4-shared's drain time).
-    assert [p.slug for p in hub_profiles.profiles(profile_pools(prod, lab.hub))] == ["gpu-t4-shared", "cpu"]
+    # prod's vision-lab hub names its pools (its 3h notebooks fit only t4-shared's and l4-slice's drain time).
+    slugs = [p.slug for p in hub_profiles.profiles(profile_pools(prod, lab.hub))]
+    assert slugs == ["gpu-t4-shared", "gpu-l4-slice", "cpu"]
     # Without `pools`: every pool (a 1h notebook fits both pools' terminationGracePeriod).
     every, every_lab = variant(prod, pools=None, maxHours=1)
     assert every_lab.hub is not None
@@ -235,8 +236,8 @@ def test_profile_names_say_what_a_slot_is(settings: dict[str, StackSettings]) ->
     lab = hub_labs(settings["staging"])[0]
     assert lab.hub is not None
     gpu = hub_profiles.profiles(profile_pools(settings["staging"], lab.hub))[0]
-    # g4dn: one T4 (16 GiB) shared by 3 time-slicing replicas.
-    assert gpu.display_name == "Shared T4 — 1 of 3 time-slices, about 5 GB GPU memory shared with 2 others"
+    # g4dn: one T4 (16 GiB) shared by 3 time-slicing replicas: a fair share of 5461 MiB, which nothing enforces.
+    assert gpu.display_name == "Shared T4, time-sliced — about 5.3 GB GPU memory, not fenced: shared with 2 others"
 
 
 def test_a_gpu_profile_fits_one_slot_of_the_pools_smallest_node(settings: dict[str, StackSettings]) -> None:

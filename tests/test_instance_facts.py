@@ -74,5 +74,13 @@ def test_every_catalog_instance_type_has_all_its_facts() -> None:
     for instance_type in gpu_catalog.GPU_INSTANCE_TYPES:
         assert gpu_catalog.gpu_count(instance_type) >= 1, instance_type
         assert gpu_catalog.eni_max_pods(instance_type) > 2, instance_type
+        assert 0 < gpu_catalog.gpu_memory_mib(instance_type) <= gpu_catalog.gpu_model(instance_type).memory_mib
+        if gpu_catalog.is_fractional(instance_type):  # g6f: 2-16 vCPUs, 8-64 GiB, one slice each
+            assert gpu_catalog.vcpus(instance_type) >= 2, instance_type
+            assert gpu_catalog.memory_mib(instance_type) >= 8 * 1024, instance_type
+            assert gpu_catalog.reported_gpu_count(instance_type) == 0, instance_type
+            continue
+        assert gpu_catalog.reported_gpu_count(instance_type) == gpu_catalog.gpu_count(instance_type)
+        assert gpu_catalog.gpu_memory_mib(instance_type) == gpu_catalog.gpu_model(instance_type).memory_mib
         assert gpu_catalog.vcpus(instance_type) >= 4 * gpu_catalog.gpu_count(instance_type), instance_type
         assert gpu_catalog.memory_mib(instance_type) >= 16 * 1024, instance_type

@@ -88,7 +88,8 @@ def test_every_karpenter_object_validates_against_the_v1_14_1_crds(stack: Any) -
     objects = [obj for kind in KINDS for obj in plan.objects(kind)]
     pools = settings.karpenter.node_pools
     sharing_pools = [p for p in pools if settings.sharing_for(p).replicas > 1]
-    expected_overlays = sum(len(karpenter_manifests.pool_gpu_counts(p)) for p in sharing_pools)
+    g6f_pools = [p for p in pools if settings.capacity_of(p).slot_kind == "g6f"]  # one overlay each, by family
+    expected_overlays = sum(len(karpenter_manifests.pool_gpu_counts(p)) for p in sharing_pools) + len(g6f_pools)
     cpu_user_pool = 2 if settings.cpu_user_pool_enabled else 0  # its NodePool and EC2NodeClass
     assert len(objects) == 2 * len(pools) + expected_overlays + cpu_user_pool > 0
     assert {f"{o['kind']}/{o['metadata']['name']}": validate_custom_resource(o) for o in objects} == {
@@ -165,6 +166,10 @@ def test_capacity_math_in_the_plan(stack: Any) -> None:
     for overlay in plan.objects("NodeOverlay"):
         requirements = {r["key"]: r["values"] for r in overlay["spec"]["requirements"]}
         (pool_name,) = requirements["karpenter.sh/nodepool"]
+        if settings.capacity_of(pools[pool_name]).slot_kind == "g6f":  # EC2 reports 0 GPUs: one slice a node
+            assert requirements == {"karpenter.sh/nodepool": [pool_name], "karpenter.k8s.aws/instance-family": ["g6f"]}
+            assert overlay["spec"]["capacity"] == {GPU_RESOURCE: "1"}
+            continue
         (gpus,) = requirements["karpenter.k8s.aws/instance-gpu-count"]
         replicas = settings.sharing_for(pools[pool_name]).replicas
         assert int(gpus) in {gpu_catalog.gpu_count(t) for t in pools[pool_name].selected_instance_types}

@@ -263,8 +263,8 @@ def test_max_slots_sum_pools_and_the_managed_group(
 ) -> None:
     # Staging: Karpenter g4-nodepool gpuLimit 8 x 3 replicas (no managed GPU group).
     assert max_schedulable_slots(capacity.all_capacities(settings["staging"])) == 8 * 3
-    # Prod: t4-shared 16 x 3; a10g-inference 16 x 4 (no managed GPU group).
-    assert max_schedulable_slots(capacity.all_capacities(settings["prod"])) == 16 * 3 + 16 * 4
+    # Prod: t4-shared 16 x 3; a10g-inference 16 x 4; l4-slice 8 g6f slices x 1 (no managed GPU group).
+    assert max_schedulable_slots(capacity.all_capacities(settings["prod"])) == 16 * 3 + 16 * 4 + 8 * 1
     # With staging's managed group on: + maxSize 1 x 1 T4 x 3 replicas.
     assert max_schedulable_slots(capacity.all_capacities(load_settings(managed_group_config))) == 1 * 1 * 3 + 8 * 3
 

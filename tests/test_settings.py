@@ -212,7 +212,7 @@ def test_an_image_may_be_pinned_by_tag_digest_or_both(stack_configs: dict[str, d
 def test_sharing_profiles_are_distinct_and_sorted(stack_configs: dict[str, dict[str, str]]) -> None:
     prod = load_settings(stack_configs["prod"])
     profiles = [s.profile for s in prod.sharing_profiles]
-    assert profiles == sorted(set(profiles)) == ["time-slicing-3", "time-slicing-4"]
+    assert profiles == sorted(set(profiles)) == ["exclusive", "time-slicing-3", "time-slicing-4"]  # g6f: exclusive
     assert prod.sharing_for(prod.karpenter.node_pools[1]).replicas == 4
     assert prod.sharing_for(prod.karpenter.node_pools[0]) == prod.gpu_sharing
 

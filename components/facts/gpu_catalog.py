@@ -24,6 +24,14 @@ L40S: Final = GpuModel("l40s", 46068)
 A100: Final = GpuModel("a100", 40960)
 H100: Final = GpuModel("h100", 81920)
 
+# g6f: a fractional L4 (NVIDIA vGPU), one hardware partition with its own framebuffer per instance. EC2 reports
+# `instance-gpu-count: "0"` for it, so the device plugin's one vGPU device is the only GPU a node has
+# (aws/karpenter-provider-aws v1.14.1 website/content/en/docs/reference/instance-types.md, "g6f Family";
+# website/content/en/docs/concepts/nodeoverlays.md "Example: Fractional GPU Instances (g6f)", PR #9395).
+FRACTIONAL_GPU_FAMILIES: Final = ("g6f",)
+# Framebuffer of one g6f instance's slice, MiB (`karpenter.k8s.aws/instance-gpu-memory`, same page).
+_FRACTIONAL_FRAMEBUFFER_MIB: Final = {"g6f.large": 2861, "g6f.xlarge": 2861, "g6f.2xlarge": 5722, "g6f.4xlarge": 11444}
+
 # family -> (model, {size: (physical GPUs, pods the VPC CNI can address without prefix delegation)})
 # ENI pod limits follow amazon-eks-ami eni-max-pods.txt (ENIs x (IPv4 per ENI - 1) + 2).
 _FAMILIES: Final[dict[str, tuple[GpuModel, dict[str, tuple[int, int]]]]] = {
@@ -43,6 +51,9 @@ _FAMILIES: Final[dict[str, tuple[GpuModel, dict[str, tuple[int, int]]]]] = {
         "xlarge": (1, 58), "2xlarge": (1, 58), "4xlarge": (1, 234), "8xlarge": (1, 234),
         "16xlarge": (1, 737), "12xlarge": (4, 737), "24xlarge": (4, 737), "48xlarge": (8, 737),
     }),
+    # One vGPU slice per instance: the 1 is the device the plugin advertises, not EC2's reported count (0).
+    # Pods: Karpenter's ENI-limited pod count on the same instance-types page.
+    "g6f": (L4, {"large": (1, 20), "xlarge": (1, 58), "2xlarge": (1, 58), "4xlarge": (1, 234)}),
     "p4d": (A100, {"24xlarge": (8, 737)}),
     "p5": (H100, {"48xlarge": (8, 100)}),
 }  # fmt: skip
@@ -73,6 +84,23 @@ def gpu_model(instance_type_or_family: str) -> GpuModel:
     return _FAMILIES[family_of(instance_type_or_family)][0]
 
 
+def is_fractional(instance_type_or_family: str) -> bool:
+    """A g6f type: one hardware slice of a GPU, reported by EC2 (and Karpenter's label) as 0 GPUs."""
+    return family_of(instance_type_or_family) in FRACTIONAL_GPU_FAMILIES
+
+
+def reported_gpu_count(instance_type: str) -> int:
+    """`karpenter.k8s.aws/instance-gpu-count` as Karpenter labels the type: 0 for fractional types."""
+    return 0 if is_fractional(instance_type) else gpu_count(instance_type)
+
+
+def gpu_memory_mib(instance_type: str) -> int:
+    """GPU memory of one GPU device of this type: the slice's framebuffer on g6f, else the whole GPU's."""
+    if is_fractional(instance_type):
+        return _FRACTIONAL_FRAMEBUFFER_MIB[instance_type]
+    return gpu_model(instance_type).memory_mib
+
+
 def gpu_counts_of_family(family: str) -> tuple[int, ...]:
     """Distinct physical GPU counts across a family's sizes, ascending."""
     return tuple(sorted({gpus for gpus, _ in _FAMILIES[family][1].values()}))
@@ -82,7 +110,8 @@ def instance_types_of_family(family: str) -> tuple[str, ...]:
     return tuple(sorted(f"{family}.{size}" for size in _FAMILIES[family][1]))
 
 
-# vCPUs and memory (GiB) per instance type, from the same EC2 accelerated-computing pages. They size the
+# vCPUs and memory (GiB) per instance type, from the same EC2 accelerated-computing pages (g6f: Karpenter's
+# instance-types page above, `instance-cpu` and `instance-memory`). They size the
 # warm-headroom slot shape (what one node can hold after system reservations) and gate FastImagePull.
 _VCPUS_MEMORY_GIB: Final[dict[str, tuple[int, int]]] = {
     "g4dn.xlarge": (4, 16), "g4dn.2xlarge": (8, 32), "g4dn.4xlarge": (16, 64), "g4dn.8xlarge": (32, 128),
@@ -93,6 +122,7 @@ _VCPUS_MEMORY_GIB: Final[dict[str, tuple[int, int]]] = {
     "g6.12xlarge": (48, 192), "g6.16xlarge": (64, 256), "g6.24xlarge": (96, 384), "g6.48xlarge": (192, 768),
     "g6e.xlarge": (4, 32), "g6e.2xlarge": (8, 64), "g6e.4xlarge": (16, 128), "g6e.8xlarge": (32, 256),
     "g6e.12xlarge": (48, 384), "g6e.16xlarge": (64, 512), "g6e.24xlarge": (96, 768), "g6e.48xlarge": (192, 1536),
+    "g6f.large": (2, 8), "g6f.xlarge": (4, 16), "g6f.2xlarge": (8, 32), "g6f.4xlarge": (16, 64),
     "p4d.24xlarge": (96, 1152),
     "p5.48xlarge": (192, 2048),
 }  # fmt: skip

@@ -41,7 +41,8 @@ NODE_MONITORING_DCGM_INSTANCE_TYPES: Final = frozenset(
         "g4dn.metal", "g5.xlarge", "g5.2xlarge", "g5.4xlarge", "g5.8xlarge", "g5.12xlarge", "g5.16xlarge",
         "g5.24xlarge", "g5.48xlarge", "g6.xlarge", "g6.2xlarge", "g6.4xlarge", "g6.8xlarge", "g6.12xlarge",
         "g6.16xlarge", "g6.24xlarge", "g6.48xlarge", "g6e.xlarge", "g6e.2xlarge", "g6e.4xlarge", "g6e.8xlarge",
-        "g6e.12xlarge", "g6e.16xlarge", "g6e.24xlarge", "g6e.48xlarge", "p4d.24xlarge", "p5.48xlarge",
+        "g6e.12xlarge", "g6e.16xlarge", "g6e.24xlarge", "g6e.48xlarge", "g6f.large", "g6f.xlarge", "g6f.2xlarge",
+        "g6f.4xlarge", "p4d.24xlarge", "p5.48xlarge",
     }
 )  # fmt: skip
 CLOUDWATCH_DCGM_EXPORTER: Final = "dcgm-exporter"  # the chart's `dcgm-exporter.name` default

@@ -38,8 +38,14 @@ from components.facts.constants import GPU_RESOURCE
 from components.settings import MPS_MAX_REPLICAS, GpuSharingSettings
 
 CONFIG_VERSION: Final = "v1"
-# Host directory the MPS control daemon shares with the plugin and with MPS clients (the chart's `mps.root`).
-MPS_ROOT = "/run/nvidia/mps"
+# Host directory the MPS control daemon shares with the plugin and with MPS clients (the chart's `mps.root`,
+# there `/run/nvidia/mps`). Non-root clients need every directory above the pipe directory traversable: the
+# control daemon runs each client UID's MPS server as that UID (`setuid` + exec nvidia-cuda-mps-server), and a
+# vendor's `/run/nvidia` of mode 0700 stopped non-root MPS on Bottlerocket (bottlerocket-os/bottlerocket#4673,
+# fixed by bottlerocket-kernel-kit PR #415). So the root lies outside `/run/nvidia`, in a directory only this
+# platform creates: the kubelet creates a missing hostPath `DirectoryOrCreate` and its parents 0755
+# (docs/sharing-kinds.md "Non-root MPS").
+MPS_ROOT = "/run/gpu-platform/mps"
 
 RESOURCE_NAME_PREFIX = "nvidia.com"
 MAX_RESOURCE_NAME_LENGTH = 63  # api/config/v1/consts.go MaxResourceNameLength

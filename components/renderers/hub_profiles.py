@@ -26,6 +26,7 @@ from components.facts.constants import (
 )
 from components.facts.pod_requests import CPU_NOTEBOOK_REQUESTS
 from components.settings import GpuSharingSettings, NodePoolSettings, WarmSlotShape
+from components.settings.capacity import SlotModel
 
 Values = dict[str, Any]
 
@@ -38,11 +39,13 @@ CPU_PROFILE_SHAPE: Final = WarmSlotShape(
 
 @dataclass(frozen=True)
 class ProfilePool:
-    """A Karpenter pool a hub offers, its sharing and its warm slot's shape (the settings' `warm_slot_shape_for`)."""
+    """A Karpenter pool a hub offers, its sharing, its warm slot's shape (the settings' `warm_slot_shape_for`)
+    and what one slot gets (the capacity model's `PoolCapacity.slot`: kind, GPU memory, isolation)."""
 
     pool: NodePoolSettings
     sharing: GpuSharingSettings
     shape: WarmSlotShape
+    slot: SlotModel
 
 
 @dataclass(frozen=True)
@@ -65,23 +68,29 @@ def _gpu_names(pool: NodePoolSettings) -> str:
     return "/".join(model.name.upper() for model in models)
 
 
-def _gpu_memory_gib(pool: NodePoolSettings) -> int:
-    return min(gpu_catalog.gpu_model(t).memory_mib for t in pool.selected_instance_types) // 1024
+def gigabytes(mib: int) -> str:
+    """GPU memory as a learner reads it (GiB, written GB as nvidia-smi users say it): whole from 10 up, else one
+    decimal."""
+    gib = mib / 1024
+    return f"{round(gib)}" if gib >= 10 else f"{round(gib, 1):g}"
+
+
+def display_name(gpus: str, slot: SlotModel) -> str:
+    """What the profile promises, and only what the kind delivers (docs/sharing-kinds.md)."""
+    memory, others = gigabytes(slot.memory_mib), slot.replicas - 1
+    with_others = f"{others} other{'s' if others != 1 else ''}"
+    if slot.kind == "time-slicing":
+        return f"Shared {gpus}, time-sliced — about {memory} GB GPU memory, not fenced: shared with {with_others}"
+    if slot.kind == "mps":
+        return f"Shared {gpus}, MPS — {memory} GB GPU memory capped, compute shared with {with_others}"
+    if slot.kind == "g6f":
+        return f"{gpus} slice — {memory} GB GPU memory, yours alone"
+    return f"Whole {gpus} — {memory} GB GPU memory, yours alone"
 
 
 def gpu_profile(offered: ProfilePool) -> Profile:
-    pool, sharing = offered.pool, offered.sharing
-    gpus, memory = _gpu_names(pool), _gpu_memory_gib(pool)
-    shape = offered.shape
-    if sharing.strategy == "none":
-        name = f"Whole {gpus} — {memory} GB GPU memory"
-    else:
-        kind = "time-slices" if sharing.strategy == "time-slicing" else "MPS shares"
-        others = sharing.replicas - 1
-        name = (
-            f"Shared {gpus} — 1 of {sharing.replicas} {kind}, about {memory // sharing.replicas} GB GPU memory "
-            f"shared with {others} other{'s' if others != 1 else ''}"
-        )
+    pool, shape = offered.pool, offered.shape
+    name = display_name(_gpu_names(pool), offered.slot)
     description = f"{shape.cpu_millicores / 1000:g} CPU, {shape.memory_mib // 1024} GiB RAM, pool {pool.name}"
     return Profile(f"gpu-{pool.name}", name, description, shape, pool.name)
 

@@ -32,7 +32,7 @@ from components.facts.constants import (
 )
 from components.renderers.gpu_bootstrap import render_gpu_user_data
 from components.renderers.gpu_capacity import schedulable_gpus
-from components.settings import GpuNodeSettings, GpuSharingSettings, NodePoolSettings, RootVolumeSettings
+from components.settings import GpuNodeSettings, GpuSharingSettings, NodePoolSettings, RootVolumeSettings, capacity
 
 Manifest = dict[str, Any]
 
@@ -121,7 +121,9 @@ def node_pool(pool: NodePoolSettings, sharing: GpuSharingSettings, *, session_bu
                 "cpu": str(pool.cpu_limit),
                 # gpuLimit counts physical GPUs. Karpenter charges a pool with its nodes' capacity, and a
                 # sharing node advertises GPUs x replicas (the device plugin, and our NodeOverlays before it
-                # registers), so the limit in nvidia.com/gpu units is gpuLimit x replicas.
+                # registers), so the limit in nvidia.com/gpu units is gpuLimit x replicas. On g6f (one slice a
+                # node) it is gpuLimit, and with cpu it is the backstop Karpenter #8368 asks for: a type whose
+                # capacity reads 0 can overrun a pool's limits.
                 GPU_RESOURCE: str(schedulable_gpus(pool.gpu_limit, sharing)),
             },
             "disruption": disruption,
@@ -216,13 +218,36 @@ def node_overlay_name(pool: NodePoolSettings, gpus: int) -> str:
     return f"{pool.name}-{gpus}gpu-shared"
 
 
+def g6f_overlay_name(pool: NodePoolSettings) -> str:
+    return f"{pool.name}-g6f-slice"
+
+
 def node_overlays(pool: NodePoolSettings, sharing: GpuSharingSettings) -> list[Manifest]:
-    """NodeOverlays making Karpenter see a shared GPU node's real `nvidia.com/gpu` (GPUs x replicas).
+    """NodeOverlays making Karpenter see a GPU node's real `nvidia.com/gpu`: GPUs x replicas when it shares.
 
     Without them Karpenter models a 1-GPU type as `nvidia.com/gpu: 1` and launches one node per pending
     pod. Overlay capacity replaces the instance type's value, so there is one overlay per GPU count.
-    None when the pool does not share GPUs (`sharing`: the pool's).
+    A g6f pool gets one overlay of 1 per node by instance family: EC2 reports its GPU count as 0, so
+    Karpenter would see no `nvidia.com/gpu` at all (aws/karpenter-provider-aws
+    website/content/en/docs/concepts/nodeoverlays.md, "Example: Fractional GPU Instances (g6f)", PR #9395).
+    None when the pool neither shares GPUs nor is g6f (`sharing`: the pool's).
     """
+    if capacity.sharing_kind(sharing, pool.selected_instance_types) == "g6f":
+        return [
+            {
+                "apiVersion": NODEOVERLAY_API_VERSION,
+                "kind": "NodeOverlay",
+                "metadata": {"name": g6f_overlay_name(pool)},
+                "spec": {
+                    "weight": GPU_SHARING_OVERLAY_WEIGHT,
+                    "requirements": [
+                        requirement(NODEPOOL_LABEL, [pool.name]),
+                        requirement(INSTANCE_FAMILY_LABEL, list(gpu_catalog.FRACTIONAL_GPU_FAMILIES)),
+                    ],
+                    "capacity": {GPU_RESOURCE: "1"},
+                },
+            }
+        ]
     if sharing.replicas <= 1:
         return []
     return [

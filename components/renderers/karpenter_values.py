@@ -27,11 +27,11 @@ CONTROLLER_RESOURCES: Final = as_quantities(KARPENTER_CONTROLLER_REQUESTS)
 
 
 def shares_gpus(karpenter: KarpenterSettings, pools: Sequence[PoolCapacity]) -> bool:
-    """True when some Karpenter pool shares GPUs, i.e. needs NodeOverlays (and their feature gate).
+    """True when some Karpenter pool shares GPUs or is g6f, i.e. needs NodeOverlays (and their feature gate).
 
-    `pools`: the Karpenter pools' capacity (`capacity.karpenter_capacities`): each one's sharing replicas.
+    `pools`: the Karpenter pools' capacity (`capacity.karpenter_capacities`): each one's replicas and kind.
     """
-    return karpenter.enabled and any(pool.replicas > 1 for pool in pools)
+    return karpenter.enabled and any(pool.replicas > 1 or pool.slot_kind == "g6f" for pool in pools)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ def check_stack(settings: StackSettings) -> None:
     """Every cross-section rule, in the order they are reported."""
     gpu_nodes_fit(settings)
     fast_image_pull_fits_instances(settings)
+    rules_pools.sharing_fits_instance_types(settings)
     rules_pools.warm_headroom_fits(settings)
     rules_pools.timetable_fits(settings)
     karpenter_fits_system_nodes(settings)

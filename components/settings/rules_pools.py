@@ -1,15 +1,58 @@
-"""What each Karpenter pool must hold: its warm slots and its sessions' peaks within its limits on some instance type,
-and a termination grace long enough that expiry never ends a session."""
+"""What each GPU pool must hold: a sharing kind its instance types allow, its warm slots and its sessions' peaks
+within its limits on some instance type, and a termination grace long enough that expiry never ends a session."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from components.facts import timetable
+from components.facts import gpu_catalog, timetable
+from components.settings.capacity import MPS_MIN_CLIENT_MIB, mps_client_cap_mib
+from components.settings.gpu import GpuSharingSettings
 from components.settings.karpenter import WARM_SLOT_FLOOR, NodePoolSettings
 
 if TYPE_CHECKING:
     from components.settings.stack import StackSettings
+
+
+def sharing_fits_instance_types(settings: StackSettings) -> None:
+    """g6f slices only whole (strategy none) and never mixed with whole GPUs; MPS caps of at least 1 GiB."""
+    if settings.gpu_node_group.enabled:
+        group = settings.gpu_node_group.instance_types
+        _check_sharing(settings.gpu_sharing, group, "gpuNodeGroup.instanceTypes", "gpuSharing")
+    if not settings.karpenter.enabled:
+        return
+    for index, pool in enumerate(settings.karpenter.node_pools):
+        key = f"karpenter.nodePools.{index}"
+        types_key = f"{key}.{'instanceTypes' if pool.instance_types else 'instanceFamilies'}"
+        sharing_key = f"{key}.gpuSharing" if pool.gpu_sharing else "gpuSharing"
+        _check_sharing(settings.sharing_for(pool), pool.selected_instance_types, types_key, sharing_key)
+
+
+def _check_sharing(
+    sharing: GpuSharingSettings, instance_types: Sequence[str], types_key: str, sharing_key: str
+) -> None:
+    fractional = [t for t in instance_types if gpu_catalog.is_fractional(t)]
+    if fractional and len(fractional) != len(instance_types):
+        whole = ", ".join(t for t in instance_types if not gpu_catalog.is_fractional(t))
+        raise ValueError(
+            f"{types_key}: g6f slices ({', '.join(fractional)}) and whole GPUs ({whole}) in one pool; a pool is one "
+            "sharing kind, so put the g6f types in a pool of their own"
+        )
+    if fractional and sharing.strategy != "none":
+        raise ValueError(
+            f"{sharing_key}.strategy: '{sharing.strategy}' on g6f ({', '.join(fractional)}); a g6f instance is already "
+            "one hardware slice of an L4 with its own framebuffer, shared by no one: allowed is 'none'"
+        )
+    if sharing.strategy == "mps":
+        smallest = min(instance_types, key=gpu_catalog.gpu_memory_mib)
+        memory = gpu_catalog.gpu_memory_mib(smallest)
+        cap = mps_client_cap_mib(memory, sharing.replicas)
+        if cap < MPS_MIN_CLIENT_MIB:
+            raise ValueError(
+                f"{sharing_key}.replicas: {sharing.replicas} MPS clients on {smallest} ({memory} MiB) cap each at "
+                f"{cap} MiB, below {MPS_MIN_CLIENT_MIB} MiB; allowed: at most {memory // MPS_MIN_CLIENT_MIB} replicas"
+            )
 
 
 def warm_headroom_fits(settings: StackSettings) -> None:
