@@ -28,6 +28,12 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--grace-minutes", type=int, default=defaults.grace_minutes)
     parser.add_argument("--never-used-minutes", type=int, default=defaults.never_used_minutes)
     parser.add_argument("--exempt-group", default="gpu-idle-exempt")
+    parser.add_argument(
+        "--unjudged-profile",
+        action="append",
+        default=[],
+        help="a profile whose slots give no per-process GPU samples (MPS, g6f): its pods stay unknown (repeatable)",
+    )
     return parser.parse_args(argv)
 
 
@@ -48,7 +54,7 @@ def main(argv: list[str]) -> int:
     limits = classify.Thresholds(args.threshold_percent, args.idle_minutes, args.grace_minutes, args.never_used_minutes)
     kernels = json.loads(args.kernels.read_text()) if args.kernels else {}
     learners = learners_by_pod(json.loads(args.users.read_text()))
-    judge = Judge(limits, args.exempt_group, args.namespace)
+    judge = Judge(limits, args.exempt_group, args.namespace, frozenset(args.unjudged_profile))
     for decision in dry_run(judge, read_scrapes(args.scrapes), learners, kernels):
         print(decision.line())
     return 0

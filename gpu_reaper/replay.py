@@ -44,6 +44,8 @@ class Judge:
     limits: classify.Thresholds
     exempt_group: str
     namespace: str | None = None
+    # Profiles whose slots give no per-process GPU samples (MPS, g6f): their pods are unknown, never reclaimed.
+    unjudged_profiles: frozenset[str] = frozenset()
     memory: dict[tuple[str, str], classify.Memory] = field(default_factory=dict)
 
     def judge_window(
@@ -61,6 +63,8 @@ class Judge:
             learner = learners.get(reading.pod)
             user = learner.name if learner else None
             state = classify.pod_state(reading, self.limits.threshold_percent, kernels_busy.get(user or "", False))
+            if learner is not None and learner.profile in self.unjudged_profiles and state != classify.BUSY:
+                state = classify.UNKNOWN
             verdict = classify.decide(
                 state,
                 self.memory.get(key, classify.Memory()),

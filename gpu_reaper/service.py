@@ -126,7 +126,17 @@ def reaper_from_config(path: Path) -> Reaper:
     )
     hub = Hub(os.environ["JUPYTERHUB_API_URL"], os.environ["JUPYTERHUB_API_TOKEN"], config["serversUrl"])
     kube = Kube() if config.get("exporter") else None
-    return Reaper(config, hub, kube, Judge(limits, config["exemptGroup"], config.get("namespace")))
+    return Reaper(
+        config,
+        hub,
+        kube,
+        Judge(
+            limits,
+            config["exemptGroup"],
+            config.get("namespace"),
+            frozenset(config.get("unjudgedProfiles", ())),
+        ),
+    )
 
 
 def run(path: Path) -> None:

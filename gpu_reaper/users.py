@@ -25,6 +25,7 @@ class Learner:
     groups: frozenset[str]
     started_at: float | None
     running: bool
+    profile: str | None = None  # the spawn-page profile the server was started with (KubeSpawner's user_options)
 
 
 def pod_name(username: str) -> str:
@@ -49,6 +50,7 @@ def learners_by_pod(users: Iterable[Mapping[str, Any]]) -> dict[str, Learner]:
             groups=frozenset(user.get("groups") or ()),
             started_at=_timestamp(server.get("started")),
             running=bool(server) and bool(server.get("ready")) and not server.get("stopped", False),
+            profile=(server.get("user_options") or {}).get("profile"),
         )
     return result
 

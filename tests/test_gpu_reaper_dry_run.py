@@ -66,3 +66,19 @@ def test_a_namespace_filter_keeps_other_labs_pods_out(capsys: pytest.CaptureFixt
 @pytest.mark.parametrize("name", ["alice", "Alice.Smith@example.org", "x" * 70])
 def test_pod_names_are_kubespawners(name: str) -> None:
     assert users.pod_name(name) == f"jupyter-{safe_slug(name, max_length=48)}"
+
+
+def test_a_slot_without_per_process_samples_is_unknown_and_never_reclaimed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bob idles on a profile whose slots are MPS clients or g6f guests: nothing there shows one slot's use."""
+    answer = json.loads((FIXTURES / "users.json").read_text())
+    for user in answer:
+        if user["name"] == "bob":
+            user["servers"][""]["user_options"] = {"profile": "gpu-l4-slice"}
+    (tmp_path / "users.json").write_text(json.dumps(answer))
+    args = ["--dry-run", "--scrapes", str(FIXTURES / "scrapes"), "--users", str(tmp_path / "users.json")]
+    assert main([*args, *FAST, "--unjudged-profile", "gpu-l4-slice"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert set(timeline(lines, "bob")) == {("unknown", "none")}
+    assert timeline(lines, "ben")[-1] == ("held-idle", "stop")  # the same idleness on a time-sliced slot

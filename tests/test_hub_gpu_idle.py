@@ -251,3 +251,23 @@ def test_plans_give_each_hub_its_metrics_role_rbac_and_policy(plans: dict[str, P
             assert {(lab.name, "gpu-idle-reaper"), ("amazon-cloudwatch", f"gpu-idle-reaper-{lab.name}")} <= roles
         alarms = {a["inputs"]["name"] for a in plan.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")}
         assert f"{settings.cluster_name}-gpu-process-samples-missing" in alarms, stack
+
+
+def test_profiles_without_per_process_samples_are_handed_to_the_reaper_as_unjudged(
+    settings: dict[str, StackSettings],
+) -> None:
+    """The slot model decides: MPS and g6f slots give no per-process samples, so the reaper never judges them."""
+    for stack, stack_settings in settings.items():
+        for lab in stack_settings.labs:
+            if lab.hub is None or not gpu_idle_for(stack_settings, lab.hub).enabled:
+                continue
+            config = reaper_values(stack_settings, lab)["hub"]["extraFiles"]["gpu-reaper-config"]["data"]
+            expected = sorted(
+                f"gpu-{p.pool.name}"
+                for p in profile_pools(stack_settings, lab.hub)
+                if not p.slot.per_process_gpu_samples
+            )
+            assert config["unjudgedProfiles"] == expected, (stack, lab.name)
+    vision_lab = next(lab for lab in settings["prod"].labs if lab.name == "vision-lab")
+    data = reaper_values(settings["prod"], vision_lab)["hub"]["extraFiles"]["gpu-reaper-config"]["data"]
+    assert data["unjudgedProfiles"] == ["gpu-l4-slice"]  # the g6f pool the hub offers beside t4-shared

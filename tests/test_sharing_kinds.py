@@ -81,7 +81,7 @@ def test_each_slot_gets_its_kinds_memory_and_isolation(kinds_settings: StackSett
 @pytest.mark.slow  # the stack's own synth (kinds_synth)
 def test_the_stack_synthesizes_and_its_karpenter_objects_pass_the_crds(kinds_plan: Plan) -> None:
     overlays, pools = _objects(kinds_plan, "NodeOverlay"), _objects(kinds_plan, "NodePool")
-    assert set(pools) == set(KINDS)
+    assert set(pools) == {*KINDS, "cpu-user"}  # the hub's CPU notebooks get the CPU user pool
     assert set(overlays) == {"g4-nodepool-1gpu-shared", "a10g-mps-1gpu-shared", "l4-slice-g6f-slice"}
     for obj in [*overlays.values(), *pools.values()]:
         assert validate_custom_resource(obj) == [], obj["metadata"]["name"]

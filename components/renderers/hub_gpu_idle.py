@@ -13,7 +13,7 @@ NetworkPolicy that opens exactly hub -> exporter pods on :9400.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -58,11 +58,18 @@ class ReaperMetrics:
 
 
 def reaper_config(
-    gpu_idle: HubGpuIdleSettings, notebook_namespace: str, metrics: ReaperMetrics | None = None
+    gpu_idle: HubGpuIdleSettings,
+    notebook_namespace: str,
+    metrics: ReaperMetrics | None = None,
+    unjudged_profiles: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The service's settings file (gpu_reaper/service.py reads it); it judges pods in `notebook_namespace` only."""
+    """The service's settings file (gpu_reaper/service.py reads it); it judges pods in `notebook_namespace` only.
+
+    `unjudged_profiles`: the spawn-page profiles whose slots give no per-process GPU samples (MPS clients, g6f
+    guests: the slot model's `per_process_gpu_samples`); their servers are "unknown" and never reclaimed."""
     config: dict[str, Any] = {
         "namespace": notebook_namespace,
+        "unjudgedProfiles": sorted(unjudged_profiles),
         "thresholdPercent": gpu_idle.threshold_percent,
         "idleMinutes": gpu_idle.idle_minutes,
         "graceMinutes": gpu_idle.grace_minutes,
@@ -95,7 +102,10 @@ def package_files() -> dict[str, str]:
 
 
 def chart_values(
-    gpu_idle: HubGpuIdleSettings, notebook_namespace: str, metrics: ReaperMetrics | None = None
+    gpu_idle: HubGpuIdleSettings,
+    notebook_namespace: str,
+    metrics: ReaperMetrics | None = None,
+    unjudged_profiles: Sequence[str] = (),
 ) -> dict[str, Any]:
     """What the reaper adds to the lab's chart values (merged in by `with_reaper`); nothing when it is off."""
     if not gpu_idle.enabled:
@@ -109,7 +119,7 @@ def chart_values(
     }
     files["gpu-reaper-config"] = {
         "mountPath": CONFIG_PATH,
-        "data": reaper_config(gpu_idle, notebook_namespace, metrics),
+        "data": reaper_config(gpu_idle, notebook_namespace, metrics, unjudged_profiles),
     }
     return {
         "hub": {

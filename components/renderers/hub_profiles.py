@@ -92,7 +92,12 @@ def gpu_profile(offered: ProfilePool) -> Profile:
     pool, shape = offered.pool, offered.shape
     name = display_name(_gpu_names(pool), offered.slot)
     description = f"{shape.cpu_millicores / 1000:g} CPU, {shape.memory_mib // 1024} GiB RAM, pool {pool.name}"
-    return Profile(f"gpu-{pool.name}", name, description, shape, pool.name)
+    return Profile(gpu_profile_slug(pool.name), name, description, shape, pool.name)
+
+
+def gpu_profile_slug(pool_name: str) -> str:
+    """The spawn-page slug of the GPU profile of one pool (KubeSpawner keeps it as the server's `profile` option)."""
+    return f"gpu-{pool_name}"
 
 
 def cpu_profile() -> Profile:
