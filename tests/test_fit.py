@@ -39,19 +39,20 @@ def test_an_m6i_large_offers_what_karpenter_computes_by_hand() -> None:
 
 def test_staging_system_group_figures_by_hand(settings: dict[str, StackSettings]) -> None:
     """2 x m6i.large. Per node the DaemonSets kube-proxy 100m/50Mi, aws-node 50m, the CloudWatch agent 250m/128Mi,
-    the node monitoring agent 10m/30Mi (410m/208Mi); then 2 Karpenter controllers 1000m/1Gi, 2 CoreDNS 100m/70Mi,
-    the CloudWatch operator 100m/64Mi, one timetable job 50m/64Mi; the hub, proxy and EFS controllers ask 0."""
+    the node monitoring agent 10m/30Mi, the EBS CSI node plugin 10m/40Mi (420m/248Mi); then 2 Karpenter controllers
+    1000m/1Gi, 2 CoreDNS 100m/70Mi, the CloudWatch operator 100m/64Mi, one timetable job 50m/64Mi, 2 EBS CSI
+    controllers 10m/40Mi; the hub, proxy and EFS controllers ask 0."""
     (system,) = [fit for fit in group_fits(settings["staging"]) if fit.group.name == "system"]
     assert (system.instance_type, system.nodes) == ("m6i.large", 2)
     assert system.allocatable == Allocatable(2 * 1930, 2 * 6012)
-    daemonsets_per_node = Allocatable(100 + 50 + 250 + 10, 50 + 128 + 30)
-    pods = Allocatable(2 * 1000 + 2 * 100 + 100 + 50, 2 * 1024 + 2 * 70 + 64 + 64)
-    assert system.requested == Allocatable(2 * 410, 2 * 208) + pods == Allocatable(3170, 2732)
+    daemonsets_per_node = Allocatable(100 + 50 + 250 + 10 + 10, 50 + 128 + 30 + 40)
+    pods = Allocatable(2 * 1000 + 2 * 100 + 100 + 50 + 2 * 10, 2 * 1024 + 2 * 70 + 64 + 64 + 2 * 40)
+    assert system.requested == Allocatable(2 * 420, 2 * 248) + pods == Allocatable(3210, 2892)
     assert sum((ds.requests for ds in system.daemonsets), NO_REQUEST) == daemonsets_per_node
-    assert system.free == Allocatable(690, 9292)
-    # First fit by size: a controller per node, then CoreDNS x2, the operator and the job on the first node
-    # (1520 - 1000 - 350 = 170m left); the other keeps 1520 - 1000 = 520m and 5804 - 1024 = 4780 MiB.
-    assert system.most_free_on_a_node == Allocatable(520, 4780)
+    assert system.free == Allocatable(650, 9132)
+    # First fit by size: a controller per node, then CoreDNS x2, the operator, the job and the EBS controllers on
+    # the first node (1510 - 1000 - 370 = 140m left); the other keeps 1510 - 1000 = 510m and 5764 - 1024 = 4740 MiB.
+    assert system.most_free_on_a_node == Allocatable(510, 4740)
     assert system.largest is not None and system.largest.name == "karpenter" and system.misfit is None
 
 
@@ -134,6 +135,7 @@ def test_gpu_groups_run_the_daemonsets_the_capacity_model_reserves(settings: dic
                 gpu_metrics=config.observability.gpu_metrics,
                 node_repair=config.observability.node_repair,
                 mps=sharing.strategy == "mps",
+                ebs_csi=config.ebs_csi_driver_enabled,
             )
             assert sum((ds.requests for ds in placed), NO_REQUEST) == expected, (stack, group.name)
 
@@ -150,7 +152,7 @@ def test_both_shipped_stacks_fit(settings: dict[str, StackSettings]) -> None:
 def test_a_user_pool_too_small_for_the_cpu_notebook_is_refused_at_its_key(
     stack_configs: dict[str, dict[str, str]],
 ) -> None:
-    """c6i.large: 4 GiB; 4096 - 308 - 1465 - 100 = 2223 MiB, less 208 MiB of DaemonSets = 2015 < 2048 MiB. The
+    """c6i.large: 4 GiB; 4096 - 308 - 1465 - 100 = 2223 MiB, less 248 MiB of DaemonSets = 1975 < 2048 MiB. The
     command line's exit 2 (no traceback, no resources.json) is the corpus case `cpu-user-pool-too-small`."""
     for stack in STACKS:
         config = merged(
@@ -159,7 +161,7 @@ def test_a_user_pool_too_small_for_the_cpu_notebook_is_refused_at_its_key(
         with pytest.raises(SettingsError) as raised:
             load_settings(config)
         assert [path for path, _ in raised.value.problems] == ["gpu-platform:karpenter.cpuUserPool.instanceTypes"]
-        assert "notebook (cpu profile) (500m, 2048 MiB" in str(raised.value) and "2015 MiB free" in str(raised.value)
+        assert "notebook (cpu profile) (500m, 2048 MiB" in str(raised.value) and "1975 MiB free" in str(raised.value)
         # One size up (8 GiB) holds it.
         config = merged(
             stack_configs[stack], "gpu-platform:karpenter", {"cpuUserPool": {"instanceTypes": ["m6i.large"]}}
@@ -170,4 +172,4 @@ def test_a_user_pool_too_small_for_the_cpu_notebook_is_refused_at_its_key(
 def test_a_stack_without_hubs_has_no_user_pool(stack_configs: dict[str, dict[str, str]]) -> None:
     config = load_settings(with_value(stack_configs["prod"], "gpu-platform:labs", []))
     assert not config.cpu_user_pool_enabled
-    assert [group.name for group in node_groups(config)] == ["system", "t4-shared", "a10g-inference"]
+    assert [group.name for group in node_groups(config)] == ["system", "t4-shared", "a10g-inference", "l4-slice"]

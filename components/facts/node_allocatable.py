@@ -63,6 +63,12 @@ DCGM_EXPORTER: Final = Allocatable(250, 128)
 # 10m / 30Mi; `dcgmAgent.resources: {}` (dcgm-server, NVIDIA nodes only): no requests.
 NODE_MONITORING_AGENT: Final = Allocatable(10, 30)
 NODE_MONITORING_DCGM_SERVER: Final = NO_REQUEST
+# aws-ebs-csi-driver (the EKS add-on the hubs' database volumes need): `node.resources.requests` and
+# `controller.resources.requests` 10m / 40Mi, `node.tolerateAllTaints: true` (kubernetes-sigs/aws-ebs-csi-driver
+# charts/aws-ebs-csi-driver/values.yaml; the same figures across the 1.x chart line the add-on builds from): the
+# node DaemonSet runs on every node, GPU nodes included.
+EBS_CSI_NODE: Final = Allocatable(10, 40)
+EBS_CSI_CONTROLLER: Final = Allocatable(10, 40)
 
 
 # EKS managed node groups with prefix delegation get maxPods 110 below 30 vCPUs (awslabs/amazon-eks-ami
@@ -73,7 +79,9 @@ SYSTEM_MAX_PODS: Final = 110
 CPU_USER_MAX_PODS: Final = 110
 
 
-def gpu_node_daemonsets(*, gpu_metrics: bool, node_repair: bool, mps: bool) -> dict[str, Allocatable]:
+def gpu_node_daemonsets(
+    *, gpu_metrics: bool, node_repair: bool, mps: bool, ebs_csi: bool = False
+) -> dict[str, Allocatable]:
     """Requests of each DaemonSet that runs on a GPU node for these settings, by DaemonSet."""
     running = {
         "kube-proxy": KUBE_PROXY,
@@ -87,12 +95,15 @@ def gpu_node_daemonsets(*, gpu_metrics: bool, node_repair: bool, mps: bool) -> d
         running |= {"cloudwatch-agent": CLOUDWATCH_AGENT, DCGM_EXPORTER_NAME: DCGM_EXPORTER}
     if node_repair:
         running |= {"eks-node-monitoring-agent": NODE_MONITORING_AGENT, DCGM_SERVER_NAME: NODE_MONITORING_DCGM_SERVER}
+    if ebs_csi:
+        running["ebs-csi-node"] = EBS_CSI_NODE
     return running
 
 
-def daemonset_requests(*, gpu_metrics: bool, node_repair: bool, mps: bool) -> Allocatable:
+def daemonset_requests(*, gpu_metrics: bool, node_repair: bool, mps: bool, ebs_csi: bool = False) -> Allocatable:
     """Sum of the DaemonSet requests on one GPU node (what Karpenter reserves for them)."""
-    return sum(gpu_node_daemonsets(gpu_metrics=gpu_metrics, node_repair=node_repair, mps=mps).values(), NO_REQUEST)
+    running = gpu_node_daemonsets(gpu_metrics=gpu_metrics, node_repair=node_repair, mps=mps, ebs_csi=ebs_csi)
+    return sum(running.values(), NO_REQUEST)
 
 
 def kube_reserved_cpu_millicores(vcpus: int) -> int:

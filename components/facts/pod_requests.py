@@ -162,6 +162,20 @@ EFS_CSI_CONTROLLER: Final = PodShape(
     tolerations=(CRITICAL_ADDONS_ONLY, {"key": "efs.csi.aws.com/agent-not-ready", "operator": "Exists"}),
 )
 
+# The EBS CSI add-on (the hubs' database volumes): node_allocatable.EBS_CSI_NODE / EBS_CSI_CONTROLLER cite the
+# chart's requests; the node DaemonSet tolerates every taint, the controller (2 replicas) CriticalAddonsOnly and
+# every NoExecute taint for 300 s.
+EBS_CSI_NODE: Final = PodShape(
+    "ebs-csi-node", na.EBS_CSI_NODE, "aws-ebs-csi-driver node.resources", daemonset=True, tolerations=TOLERATE_ALL
+)
+EBS_CSI_CONTROLLER: Final = PodShape(
+    "ebs-csi-controller",
+    na.EBS_CSI_CONTROLLER,
+    "aws-ebs-csi-driver controller.resources",
+    count=2,
+    tolerations=(CRITICAL_ADDONS_ONLY, {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}),
+)
+
 
 def device_plugin(profile: str, *, mps: bool) -> tuple[PodShape, ...]:
     """The platform's NVIDIA device plugin (and MPS daemon) of one sharing profile: its GPU nodes only

@@ -218,6 +218,7 @@ def _node(settings: StackSettings, sharing: GpuSharingSettings, instance_type: s
         gpu_metrics=settings.observability.gpu_metrics,
         node_repair=settings.observability.node_repair,
         mps=sharing.strategy == "mps",
+        ebs_csi=settings.ebs_csi_driver_enabled,
     )
     gpus = gpu_catalog.gpu_count(instance_type)
     return NodeCapacity(

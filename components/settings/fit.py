@@ -145,6 +145,8 @@ def daemonsets(settings: StackSettings) -> tuple[PodShape, ...]:
         found += pod_requests.device_plugin(sharing.profile, mps=sharing.strategy == "mps")
     if any(lab.hub is not None for lab in settings.labs):
         found.append(pod_requests.EFS_CSI_NODE)
+    if settings.ebs_csi_driver_enabled:
+        found.append(pod_requests.EBS_CSI_NODE)
     return tuple(found)
 
 
@@ -171,6 +173,8 @@ def workloads(settings: StackSettings) -> tuple[Placed, ...]:
     hubs = [(index, lab.hub) for index, lab in enumerate(settings.labs) if lab.hub is not None]
     if hubs:
         found.append(Placed(pod_requests.EFS_CSI_CONTROLLER, "labs"))
+    if settings.ebs_csi_driver_enabled:
+        found.append(Placed(pod_requests.EBS_CSI_CONTROLLER, "labs"))
     for index, hub in hubs:
         key = f"labs.{index}.hub"
         found += [Placed(pod_requests.HUB, key), Placed(pod_requests.PROXY, key), Placed(cpu_notebook(), key)]

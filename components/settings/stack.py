@@ -158,6 +158,11 @@ class StackSettings(SettingsModel):
         return self.gpu_nodes.model_copy(update={"pre_pull_images": images})
 
     @property
+    def ebs_csi_driver_enabled(self) -> bool:
+        """The EBS CSI add-on runs (its node DaemonSet on every node): some hub keeps its database on a volume."""
+        return any(lab.hub is not None and lab.hub.database == "sqliteVolume" for lab in self.labs)
+
+    @property
     def cpu_user_pool_enabled(self) -> bool:
         """The CPU user pool exists: Karpenter is on and some lab has a hub (its CPU profile runs there)."""
         return self.karpenter.enabled and any(lab.hub is not None for lab in self.labs)
