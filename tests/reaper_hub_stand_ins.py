@@ -44,7 +44,7 @@ class RoutingProxy(Proxy):
                 target = proxy.routes[spec]["target"].rstrip("/") + path
                 body = self.request.body if self.request.method in ("PUT", "POST", "PATCH") else None
                 headers = {k: v for k, v in self.request.headers.items() if k.lower() != "host"}
-                request = HTTPRequest(target, method=self.request.method, headers=headers, body=body,
+                request = HTTPRequest(target, method=self.request.method or "GET", headers=headers, body=body,
                                       allow_nonstandard_methods=True, follow_redirects=False)  # fmt: skip
                 try:
                     response = await AsyncHTTPClient().fetch(request)

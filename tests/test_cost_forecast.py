@@ -82,10 +82,12 @@ def test_forecasts_are_deterministic_and_complete(stack: str) -> None:
     settings = _settings(stack)
     first, second = stack_forecast(settings), stack_forecast(settings)
     assert [r.dollars for r in first.results] == [r.dollars for r in second.results]
+    timetabled = {pool.name for pool in settings.karpenter.node_pools if settings.sessions_on(pool)}
     for result in first.results:
         assert result.dollars > 0 and result.floor_dollars > 0
         assert result.ratio_to_floor is not None and result.ratio_to_floor >= 1.0  # nothing beats the floor
-        assert result.wait_in_session == (0, 0)  # the timetable warms every session's slots
+        # The timetable warms every session's slots; a pool no class uses (prod's l4-slice) has no in-class wait.
+        assert result.wait_in_session == ((0, 0) if result.pool in timetabled else None)
     assert [line.name for line in first.fixed] == ["system nodes"]
 
 

@@ -173,7 +173,7 @@ EBS_CSI_CONTROLLER: Final = PodShape(
     na.EBS_CSI_CONTROLLER,
     "aws-ebs-csi-driver controller.resources",
     count=2,
-    tolerations=(CRITICAL_ADDONS_ONLY, {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}),
+    tolerations=(CRITICAL_ADDONS_ONLY, {"operator": "Exists", "effect": "NoExecute"}),  # for 300 s: placement alike
 )
 
 
