@@ -236,7 +236,7 @@ def test_plans_give_each_hub_its_metrics_role_rbac_and_policy(plans: dict[str, P
             (association,) = [
                 a
                 for a in plan.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
-                if a["inputs"]["namespace"] == lab.name and a["inputs"]["serviceAccount"] == "hub"
+                if a["inputs"]["namespace"] == f"{lab.name}-hub" and a["inputs"]["serviceAccount"] == "hub"
             ]
             role = plan.by_urn(
                 next(u for u in association["dependencies"] if plan.by_urn(u)["type"] == "aws:iam/role:Role")
@@ -246,8 +246,9 @@ def test_plans_give_each_hub_its_metrics_role_rbac_and_policy(plans: dict[str, P
             written = [
                 o for o in plan.objects("NetworkPolicy") if o["metadata"]["name"] == "gpu-idle-reaper-to-exporter"
             ]
-            assert [o["metadata"]["namespace"] for o in written] == [lab.name], stack
+            # The policy selects the hub pod (in `<lab>-hub`); the events Role is where the notebooks are.
+            assert [o["metadata"]["namespace"] for o in written] == [f"{lab.name}-hub"], stack
             roles = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in plan.objects("Role")}
-            assert {(lab.name, "gpu-idle-reaper"), ("amazon-cloudwatch", f"gpu-idle-reaper-{lab.name}")} <= roles
+            assert {(lab.name, "gpu-idle-reaper"), ("amazon-cloudwatch", f"gpu-idle-reaper-{lab.name}-hub")} <= roles
         alarms = {a["inputs"]["name"] for a in plan.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")}
         assert f"{settings.cluster_name}-gpu-process-samples-missing" in alarms, stack

@@ -22,10 +22,10 @@ from components.facts.constants import (
     KUBESPAWNER_VERSION,
 )
 from components.renderers.hub_database import notebook_sqlite_files
+from components.renderers.hub_namespace import HUB_RELEASE
 from components.renderers.hub_profiles import Profile, ProfilePool, cpu_cores, kubespawner_override, profiles
 from components.renderers.hub_values import (
     HOME_MOUNT_PATH,
-    HUB_RELEASE,
     NOTEBOOK_CHECKOV_SKIPS,
     NOTEBOOK_CONTAINER_SECURITY,
     NOTEBOOK_FS_GID,
