@@ -522,8 +522,8 @@ def test_each_hub_chart_goes_to_its_hub_namespace_after_the_labs_fences(
             metadata = {r["urn"]: r["inputs"].get("metadata") or {} for r in plan.resources
                         if "gpu-platform:hub:LabHubs$kubernetes:" in r["urn"] and "gpu-idle" not in r["urn"]}  # fmt: skip
             hub_side = [urn for urn, m in metadata.items()
-                        if m.get("name") == chart["namespace"] or m.get("namespace") == lab]  # fmt: skip
-            assert len(hub_side) == 6, hub_side  # namespace, Secret, Role, RoleBinding, two NetworkPolicies
+                        if m.get("name") == chart["namespace"] or m.get("namespace") in (lab, chart["namespace"])]  # fmt: skip
+            assert len(hub_side) == 7, hub_side  # namespace, LimitRange, Secret, Role, RoleBinding, 2 NetworkPolicies
             assert set(hub_side) <= set(resource["dependencies"]), stack
             assert chart["values"]["hub"]["config"]["KubeSpawner"]["namespace"] == lab
             config = chart["values"]["hub"]["config"]

@@ -14,7 +14,7 @@ import pytest
 
 from components.facts.constants import ACCESS_ENTRY_MARKER_GROUP
 from components.renderers import hub_namespace as hn
-from components.renderers.hub_notebook_pod import SINGLEUSER_SECRET
+from components.renderers.lab_manifests import CONTAINER_DEFAULT_REQUESTS
 from components.renderers.lab_rbac import lab_group
 from components.settings import SettingsError, load_settings
 from offline.config_files import read_stack_config
@@ -54,7 +54,10 @@ def test_every_hub_has_a_restricted_namespace_of_its_own(plans: dict[str, Plan],
         (ns,) = [n for n in plans[stack].objects("Namespace") if n["metadata"]["name"] == hn.hub_namespace(lab)]
         labels = ns["metadata"]["labels"]
         assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
-        assert "gpu-platform.io/gpu-enabled" not in labels and "gpu-platform.io/lab" not in labels
+        assert "gpu-platform.io/gpu-enabled" not in labels and "gpu-platform.io/lab" not in labels  # guard: no GPU
+        # The hub and proxy keep the default requests they had in the lab's namespace (the chart sets none).
+        (limits,) = [o for o in plans[stack].objects("LimitRange") if o["metadata"]["namespace"] == f"{lab}-hub"]
+        assert limits["spec"]["limits"][0]["defaultRequest"] == CONTAINER_DEFAULT_REQUESTS
         (chart,) = [c for c in plans[stack].helm if c["chart"] == "jupyterhub" and c["namespace"] == f"{lab}-hub"]
         assert chart["values"]["hub"]["config"]["KubeSpawner"]["namespace"] == lab
 
@@ -124,18 +127,21 @@ def test_the_hub_spawns_into_its_lab_and_nowhere_else(plans: dict[str, Plan], st
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_notebooks_mount_a_singleuser_secret_in_their_own_namespace(plans: dict[str, Plan], stack: str) -> None:
-    """The chart renders its `singleuser` Secret in the release's namespace; the pods mount it in the lab's."""
+    """The chart renders its `singleuser` Secret in the release's namespace; the pods mount the lab's copy."""
     plan = plans[stack]
     secrets = {(s["metadata"]["namespace"], s["metadata"]["name"]): s for s in plan.objects("Secret")}
     for lab in _hub_labs(plan):
-        assert (lab, SINGLEUSER_SECRET) in secrets  # its data is redacted in the plan: the renderer's is compared
+        assert (
+            lab,
+            hn.NOTEBOOK_FILES_SECRET,
+        ) in secrets  # its data is redacted in the plan: the renderer's is compared
         settings = load_settings(read_stack_config(PROJECT_DIR, stack).values)
-        secret = hn.singleuser_secret(next(x for x in settings.labs if x.name == lab), SINGLEUSER_SECRET)
+        secret = hn.singleuser_secret(next(x for x in settings.labs if x.name == lab))
         pods = [pod for name, pod in plan.manifests.items() if name.startswith(f"pod-{lab}-notebook-")]
         assert pods and all(pod["metadata"]["namespace"] == lab for pod in pods)
         for pod in pods:
             (volume,) = [
-                v for v in pod["spec"]["volumes"] if v.get("secret", {}).get("secretName") == SINGLEUSER_SECRET
+                v for v in pod["spec"]["volumes"] if v.get("secret", {}).get("secretName") == hn.NOTEBOOK_FILES_SECRET
             ]
             assert {item["key"] for item in volume["secret"]["items"]} == set(secret["stringData"])
         for data in secret["stringData"].values():

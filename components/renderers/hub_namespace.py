@@ -6,7 +6,7 @@ create pods or exec where it lives (they can mount it, run as the hub's ServiceA
 KubeSpawner still spawns each notebook into the lab's namespace, under its quota, LimitRange, fences and guard.
 For that the lab's namespace holds:
 - `hub-spawner`, a Role bound to the hub's ServiceAccount `<lab>-hub/hub` with what KubeSpawner 7.0.0 does there;
-- the chart's `singleuser` Secret (`singleuser.extraFiles`), which the notebook pods mount by name;
+- `hub-singleuser-files`, the chart's `singleuser.extraFiles` Secret, which the notebook pods mount by name;
 - two NetworkPolicies: hub and proxy -> notebooks :8888, notebooks -> hub API :8081.
 """
 
@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from components.facts.constants import HUB_NAMESPACE_SUFFIX, PROJECT
 from components.renderers.hub_database import notebook_sqlite_files
+from components.renderers.lab_manifests import CONTAINER_DEFAULT_REQUESTS
 from components.settings import LabSettings
 
 Manifest = dict[str, Any]
@@ -28,6 +29,9 @@ SPAWNER_ROLE: Final = "hub-spawner"
 # The chart's hub ServiceAccount (templates/_helpers-names.tpl @ 4.4.0, `jupyterhub.hub-serviceaccount.fullname`).
 HUB_SERVICE_ACCOUNT: Final = "hub"
 HUB_LABEL_KEY: Final = "gpu-platform.io/hub-of"
+# The notebooks' copy of the chart's `singleuser` Secret, in the lab's namespace. Not `singleuser`: the release that
+# ran in the lab's namespace before owns a Secret of that name there, which its removal deletes after the create.
+NOTEBOOK_FILES_SECRET: Final = "hub-singleuser-files"
 # The hub's API and the notebook server's port (z2jh jupyterhub_config.py @ 4.4.0: `hub_container_port = 8081`;
 # kubespawner's default `port` 8888, the chart's templates/hub/netpol.yaml "hub --> singleuser-server").
 HUB_API_PORT: Final = 8081
@@ -79,6 +83,14 @@ def namespace_manifest(lab: LabSettings, kubernetes_version: str) -> Manifest:
     }
 
 
+def hub_limit_range(lab: LabSettings) -> Manifest:
+    """The lab's container default requests, kept for the hub and proxy (the chart sets none): in the lab's namespace
+    they had them, so they stay Burstable, not first to be evicted from the system nodes."""
+    metadata = {"name": "hub-defaults", "namespace": hub_namespace(lab.name), "labels": _labels(lab)}
+    limits = [{"type": "Container", "defaultRequest": dict(CONTAINER_DEFAULT_REQUESTS)}]
+    return {"apiVersion": "v1", "kind": "LimitRange", "metadata": metadata, "spec": {"limits": limits}}
+
+
 def _in_lab(lab: LabSettings, name: str) -> Manifest:
     return {"name": name, "namespace": lab.name, "labels": _labels(lab)}
 
@@ -97,10 +109,18 @@ def spawner_rbac(lab: LabSettings) -> list[Manifest]:
     return [role, binding]
 
 
-def singleuser_secret(lab: LabSettings, name: str) -> Manifest:
+def files_volume() -> Manifest:
+    """The chart's `files` volume (jupyterhub_config.py @ 4.4.0, "Inject singleuser.extraFiles": one item per file
+    key) naming the lab's copy; `singleuser.storage.extraVolumes` as a dict replaces the chart's entry `files`."""
+    items = [{"key": key, "path": key} for key in sorted(notebook_sqlite_files())]
+    return {"name": "files", "secret": {"items": items, "secretName": NOTEBOOK_FILES_SECRET}}
+
+
+def singleuser_secret(lab: LabSettings) -> Manifest:
     """The chart's `singleuser.extraFiles` Secret (templates/singleuser/secret.yaml @ 4.4.0: `.json` files' `data`
     as `toJson`, i.e. sorted keys, no spaces), in the lab's namespace where the notebook pods mount it: the chart
     renders it in the release's namespace, which no notebook runs in. Not secret: SQLite file paths."""
+    name = NOTEBOOK_FILES_SECRET
     files = notebook_sqlite_files()
     data = {key: json.dumps(files[key]["data"], sort_keys=True, separators=(",", ":")) + "\n" for key in sorted(files)}
     return {"apiVersion": "v1", "kind": "Secret", "metadata": _in_lab(lab, name), "type": "Opaque", "stringData": data}

@@ -16,7 +16,7 @@ from typing import Any, Final
 from components.facts.constants import DO_NOT_DISRUPT_ANNOTATION, SYSTEM_NODE_LABEL_KEY, SYSTEM_NODE_LABEL_VALUE
 from components.renderers.hub_access import authenticator_config, proxy_service
 from components.renderers.hub_database import db_values, notebook_sqlite_files
-from components.renderers.hub_namespace import hub_service_url, hub_side_values
+from components.renderers.hub_namespace import files_volume, hub_service_url, hub_side_values
 from components.renderers.hub_profiles import ProfilePool, cpu_cores, cpu_profile, memory_quantity, profile_list
 from components.renderers.manifest_helpers import checkov_skip_annotations
 from components.settings import HubSettings, LabSettings
@@ -128,6 +128,8 @@ def chart_values(lab: LabSettings, storage_class: str, pools: Sequence[ProfilePo
             # The learners' SQLite files (IPython history, file ids, signatures) off the EFS home (NFS).
             "extraFiles": notebook_sqlite_files(),
             "storage": {
+                # The `files` volume on the lab's copy of the extraFiles Secret (the chart's is in `<lab>-hub`).
+                "extraVolumes": {"files": files_volume()},
                 "type": "dynamic",
                 "homeMountPath": HOME_MOUNT_PATH,
                 "dynamic": {"storageClass": storage_class, "storageAccessModes": ["ReadWriteMany"]},

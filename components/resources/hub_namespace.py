@@ -1,7 +1,8 @@
 """A lab hub's namespace `<lab>-hub` and what the lab's namespace holds for the hub (renderers/hub_namespace).
 
 The hub's chart waits for all of it: the namespace it installs into, and in the lab's namespace the Role that lets
-the hub spawn there, the Secret the notebooks mount, and the policies that let hub, proxy and notebooks talk.
+the hub spawn there, the Secret the notebooks mount, and the policies that let hub, proxy and notebooks talk; in
+its own namespace, the default requests its pods had in the lab's.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.renderers import hub_namespace
-from components.renderers.hub_notebook_pod import SINGLEUSER_SECRET
 from components.resources.hub_gpu_idle import create_objects
 from components.settings import LabSettings
 
@@ -28,10 +28,17 @@ def create_hub_namespace(
         metadata=hub_namespace.namespace_manifest(lab, kubernetes_version)["metadata"],
         opts=opts,
     )
+    limit_range = hub_namespace.hub_limit_range(lab)
+    defaults = k8s.core.v1.LimitRange(
+        f"{name}-{lab.name}-hub-defaults",
+        metadata=limit_range["metadata"],
+        spec=limit_range["spec"],
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[namespace])),
+    )
     in_lab = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[lab_namespace]))
-    secret: dict[str, Any] = hub_namespace.singleuser_secret(lab, SINGLEUSER_SECRET)
+    secret: dict[str, Any] = hub_namespace.singleuser_secret(lab)
     files = k8s.core.v1.Secret(
-        f"{name}-{lab.name}-{SINGLEUSER_SECRET}",
+        f"{name}-{lab.name}-{hub_namespace.NOTEBOOK_FILES_SECRET}",
         metadata=secret["metadata"],
         type=secret["type"],
         string_data=secret["stringData"],
@@ -44,4 +51,4 @@ def create_hub_namespace(
         parent=parent,
         depends_on=[lab_namespace],
     )
-    return [namespace, files, *lab_side]
+    return [namespace, defaults, files, *lab_side]
