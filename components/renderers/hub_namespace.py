@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from components.facts.constants import HUB_NAMESPACE_SUFFIX, PROJECT
 from components.renderers.hub_database import notebook_sqlite_files
-from components.renderers.lab_manifests import CONTAINER_DEFAULT_REQUESTS
+from components.renderers.lab_manifests import CONTAINER_DEFAULT_REQUESTS, LAB_LABEL_KEY
 from components.settings import LabSettings
 
 Manifest = dict[str, Any]
@@ -92,7 +92,8 @@ def hub_limit_range(lab: LabSettings) -> Manifest:
 
 
 def _in_lab(lab: LabSettings, name: str) -> Manifest:
-    return {"name": name, "namespace": lab.name, "labels": _labels(lab)}
+    """In the lab's namespace: the lab's label too (its fences, quota and guard cover these objects' pods)."""
+    return {"name": name, "namespace": lab.name, "labels": {**_labels(lab), LAB_LABEL_KEY: lab.name}}
 
 
 def spawner_rbac(lab: LabSettings) -> list[Manifest]:
