@@ -159,7 +159,7 @@ def test_each_login_type_loads_in_the_real_hub(hubs: dict[str, Any]) -> None:
         # The hub runs in `<lab>-hub`; hub.config's KubeSpawner.namespace wins over POD_NAMESPACE: notebooks go into
         # the lab's namespace, and reach the hub's API across namespaces by its full service name.
         assert report["spawner_namespace"] == lab.name
-        assert report["notebook_api_url"] == f"http://hub.{lab.name}-hub.svc.cluster.local:8081/hub/api", case
+        assert report["notebook_api_url"] == f"http://hub.{lab.name}-hub.svc:8081/hub/api", case
 
 
 def test_the_authenticators_decide_logins(hubs: dict[str, Any]) -> None:

@@ -59,8 +59,9 @@ def hub_namespace(lab_name: str) -> str:
 
 def hub_service_url(lab_name: str) -> str:
     """The hub's API as the notebooks in the lab's namespace reach it (the chart's default `http://hub:8081` only
-    resolves in the hub's own namespace)."""
-    return f"http://hub.{hub_namespace(lab_name)}.svc.cluster.local:{HUB_API_PORT}"
+    resolves in the hub's own namespace). `<service>.<namespace>.svc` resolves whatever the cluster domain, through
+    the `svc.<cluster domain>` entry every pod's DNS search list holds (Kubernetes "DNS for Services and Pods")."""
+    return f"http://hub.{hub_namespace(lab_name)}.svc:{HUB_API_PORT}"
 
 
 def _labels(lab: LabSettings) -> dict[str, str]:
