@@ -2,8 +2,9 @@
 
 Data comes from `components.renderers.hub_values` (chart values, built from `hub_profiles` and `hub_access`)
 and `components.renderers.hub_storage` (StorageClass); this component only creates resources. Each chart goes
-into its lab's namespace, after the lab's quota, LimitRange and NetworkPolicies, so every hub, proxy and
-notebook pod is admitted under them.
+into its hub's namespace `<lab>-hub` (`renderers.hub_namespace`), where lab members have no rights, and spawns
+notebooks into the lab's namespace, after the lab's quota, LimitRange and NetworkPolicies, so every notebook is
+admitted under them.
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ from components.facts.constants import (
     NFS_PORT,
     SYSTEM_NAMESPACE,
 )
-from components.renderers import hub_database, hub_gpu_idle, hub_profiles, hub_storage, hub_values
+from components.renderers import hub_database, hub_gpu_idle, hub_namespace, hub_profiles, hub_storage, hub_values
 from components.renderers.hub_notebook_pod import LabProfiles
 from components.resources.hub_gpu_idle import create_objects, metrics_role
+from components.resources.hub_namespace import create_hub_namespace
 from components.resources.pod_identity_role import pod_identity_role
 from components.settings import HubGpuIdleSettings, HubSettings, LabSettings, StackSettings
 
@@ -244,44 +246,42 @@ class LabHubs(pulumi.ComponentResource):
                 hub_values.chart_values(lab, hub_storage.storage_class_name(lab), pools), reaper_values(settings, lab)
             )
         )
+        hub_ns = hub_namespace.hub_namespace(lab.name)
+        lab_namespace = args.lab_namespaces[lab.name]
+        namespace_ready = create_hub_namespace(
+            name, lab, settings.kubernetes_version, provider=provider, parent=self, lab_namespace=lab_namespace
+        )
         reaper_ready = []
         if gpu_idle.enabled:
             reaper_ready = metrics_role(
                 f"{name}-{lab.name}-gpu-idle-metrics",
                 cluster_name=settings.cluster_name,
                 eks_cluster_name=args.eks_cluster_name,
-                service_account=(lab.name, hub_gpu_idle.HUB_SERVICE_ACCOUNT),
+                service_account=(hub_ns, hub_gpu_idle.HUB_SERVICE_ACCOUNT),
                 tags=settings.tags,
                 parent=self,
             )
-        # The reaper's objects in the hub's namespace; its Role in the add-on's namespace comes with the add-on.
-        create_objects(
-            f"{name}-gpu-idle",
-            [
-                obj
-                for obj in hub_gpu_idle.reaper_objects(gpu_idle, lab.name)
-                if obj["metadata"]["namespace"] == lab.name
-            ],
-            provider=provider,
-            parent=self,
-            depends_on=[args.lab_namespaces[lab.name]],
-        )
+        # The reaper's objects in the hub's and the lab's namespace; its Role in the add-on's comes with the add-on.
+        objects = hub_gpu_idle.reaper_objects(gpu_idle, hub_ns, lab.name)
+        mine = [obj for obj in objects if obj["metadata"]["namespace"] in (hub_ns, lab.name)]
+        create_objects(f"{name}-gpu-idle", mine, provider=provider, parent=self, depends_on=namespace_ready[:1])
         return k8s.helm.v4.Chart(
             f"{name}-{lab.name}",
-            name=hub_values.HUB_RELEASE,
+            name=hub_namespace.HUB_RELEASE,
             chart=JUPYTERHUB_CHART,
             version=JUPYTERHUB_CHART_VERSION,
             repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=JUPYTERHUB_CHART_REPO),
-            namespace=lab.name,
+            namespace=hub_ns,
             values=values,
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=provider,
-                # The lab's fences first: every hub pod is admitted under its quota, LimitRange and policies;
-                # the StorageClasses before the learners' and the hub's database PVCs ask for them; the reaper's
-                # credentials (Pod Identity) before the hub pod starts.
+                # The hub's namespace and the lab's fences first: every notebook is admitted under the lab's quota,
+                # LimitRange and policies; the StorageClasses before the learners' and the hub's database PVCs ask
+                # for them; the reaper's credentials (Pod Identity) before the hub pod starts.
                 depends_on=[
-                    args.lab_namespaces[lab.name],
+                    lab_namespace,
+                    *namespace_ready,
                     *args.lab_objects[lab.name],
                     storage_class,
                     *reaper_ready,

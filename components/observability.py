@@ -36,6 +36,7 @@ from components.renderers import gpu_alarms, hub_gpu_idle, hub_gpu_idle_metrics
 from components.renderers import observability_config as config
 from components.renderers.gpu_capacity import capacity_rows, pool_slot_ceilings, warm_headroom_rows
 from components.renderers.gpu_dashboard import lab_namespaces, render_dashboard
+from components.renderers.hub_namespace import hub_namespace
 from components.resources.hub_gpu_idle import blind_nodes_alarm_resource, create_objects
 from components.resources.pod_identity_role import pod_identity_role
 from components.settings import StackSettings, capacity
@@ -210,7 +211,9 @@ class Observability(pulumi.ComponentResource):
             obj
             for lab in args.settings.labs
             if lab.hub is not None
-            for obj in hub_gpu_idle.reaper_objects(gpu_idle_for(args.settings, lab.hub), lab.name)
+            for obj in hub_gpu_idle.reaper_objects(
+                gpu_idle_for(args.settings, lab.hub), hub_namespace(lab.name), lab.name
+            )
             if obj["metadata"]["namespace"] == CLOUDWATCH_AGENT_NAMESPACE
         ]
         create_objects(f"{name}-gpu-idle", reaper_roles, provider=args.k8s_provider, parent=self, depends_on=addons)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.hub import profile_pools
-from components.renderers import hub_profiles, hub_storage
+from components.renderers import hub_namespace, hub_profiles, hub_storage
 from components.renderers.access_entries import matrix_lines
 from components.renderers.dcgm_engines import LATCH_RECOVERY_COMMAND, engine_rows
 from components.renderers.demo_manifests import DEMO_UID
@@ -275,19 +275,25 @@ def _hub_lines(settings: StackSettings) -> list[str]:
     labs = hub_storage.hub_labs(settings.labs)
     if not labs:
         return []
-    lines = ["", "JupyterHubs (zero-to-jupyterhub 4.4.0 in the lab namespace; docs/jupyterhub.md):"]
+    lines = [
+        "",
+        "JupyterHubs (zero-to-jupyterhub 4.4.0; the hub in <lab>-hub, notebooks in the lab; docs/jupyterhub.md):",
+    ]
     for lab in labs:
         hub = lab.hub
         assert hub is not None
         scheme = "https" if hub.certificate_arn else "http"
-        where = hub.hostname or "the load balancer's DNS name (kubectl get svc proxy-public)"
+        hub_ns = hub_namespace.hub_namespace(lab.name)
+        where = hub.hostname or f"the load balancer's DNS name (kubectl get svc proxy-public -n {hub_ns})"
         balancer = "internal NLB" if hub.internal else "internet-facing NLB"
         lines.append(
             f"  {lab.name}: {scheme}://{where}  ({balancer}, login {hub.auth.type}, idle cull {hub.idle_minutes} min, "
             f"max {hub.max_hours} h, database {hub.database})"
         )
         lines += [
-            f"    profile {p.slug:<24}{p.display_name}" for p in hub_profiles.profiles(profile_pools(settings, hub))
+            f"    runs in {hub_ns} (no member rights): hub, proxy, culler, GPU idle reaper, the hub's Secrets and "
+            f"database; in {lab.name} (quota, LimitRange, fences, guard): notebooks, home PVCs, Role hub-spawner",
+            *(f"    profile {p.slug:<24}{p.display_name}" for p in hub_profiles.profiles(profile_pools(settings, hub))),
         ]
     lines += [f"  WARNING: {key}: {message}" for key, message in hub_warnings(settings)]
     lines.append(

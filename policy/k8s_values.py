@@ -133,6 +133,7 @@ NAME_RULES: Final[Mapping[tuple[str, str], tuple[NameRule, str]]] = {
     ("", "Pod"): (dns1123_subdomain, f"{_CORE} ValidatePodName = NameIsDNSSubdomain"),
     ("", "PodTemplate"): (dns1123_subdomain, f"{_CORE} ValidatePodTemplate: ValidatePodName"),
     ("", "ConfigMap"): (dns1123_subdomain, f"{_CORE} ValidateConfigMapName = NameIsDNSSubdomain"),
+    ("", "Secret"): (dns1123_subdomain, f"{_CORE} ValidateSecretName = NameIsDNSSubdomain"),
     ("", "ResourceQuota"): (dns1123_subdomain, f"{_CORE} ValidateResourceQuotaName = NameIsDNSSubdomain"),
     ("", "LimitRange"): (dns1123_subdomain, f"{_CORE} ValidateLimitRangeName = NameIsDNSSubdomain"),
     ("apps", "Deployment"): (dns1123_subdomain, f"{K8S} pkg/apis/apps/validation/validation.go ValidateDeploymentName"),

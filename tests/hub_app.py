@@ -156,6 +156,8 @@ async def _load(config_file: Path, request: dict[str, Any]) -> dict[str, Any]:
             app.db.commit()
             spawner = app.users[orm_user.id].spawners[""]
             report["spawner_namespace"] = spawner.namespace
+            report["notebook_api_url"] = env_api_url = spawner.get_env()["JUPYTERHUB_API_URL"]
+            assert env_api_url.startswith(app.hub.api_url)
             spawner.user_options = {"profile": profile}
             await spawner.load_user_options()
             pod = client.sanitize_for_serialization(await spawner.get_pod_manifest())

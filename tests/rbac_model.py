@@ -43,6 +43,15 @@ class Request:
     def as_member_of(self, *groups: str) -> Request:
         return Request(self.verb, self.api_group, self.resource, self.subresource, self.namespace, self.name, groups)
 
+    def as_service_account(self, namespace: str, name: str) -> Request:
+        """The request made by a pod running as `namespace/name`, with the groups every service account has
+        (k8s.io/apiserver `serviceaccount.MakeGroupNames`, plus `system:authenticated`)."""
+        groups = ("system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated")
+        return Request(
+            self.verb, self.api_group, self.resource, self.subresource, self.namespace, self.name, groups,
+            f"system:serviceaccount:{namespace}:{name}",
+        )  # fmt: skip
+
 
 def _matches(values: Sequence[str], wanted: str) -> bool:
     return "*" in values or wanted in values
@@ -125,7 +134,8 @@ class Rbac:
             return subject["name"] in request.groups
         if subject["kind"] == "User":
             return subject["name"] == request.user
-        return False  # ServiceAccount subjects: no request here is made as a service account
+        # A service account's user name (k8s.io/apiserver `serviceaccount.MakeUsername`).
+        return request.user == f"system:serviceaccount:{subject.get('namespace', '')}:{subject['name']}"
 
     def rules_for(self, request: Request) -> list[Obj]:
         """Every rule bound to the request's user in the request's namespace (cluster-wide ones included)."""

@@ -23,6 +23,7 @@ from components.renderers.demo_manifests import (
     demo_network_policy,
     place_demo_deployment,
 )
+from components.renderers.hub_namespace import NOTEBOOK_POD, lab_side_policies
 from components.renderers.lab_manifests import lab_namespace, lab_network_policies
 from components.settings import RESERVED_NAMESPACES, SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
@@ -194,10 +195,15 @@ def test_staging_demo_in_its_lab_gets_the_labs_network_policies_only(staging_pla
     assert demo_network_policy(STAGING.demo) not in staging_plan.objects("NetworkPolicy")
     (lab,) = [lab for lab in STAGING.labs if lab.name == STAGING.demo.namespace]
     in_namespace = [p for p in staging_plan.objects("NetworkPolicy") if p["metadata"]["namespace"] == lab.name]
-    # The hub's GPU idle reaper adds egress for the hub pod alone (renderers/hub_gpu_idle), never for the demo.
-    reaper = [p for p in in_namespace if p["metadata"]["labels"].get("app.kubernetes.io/name") == "gpu-idle-reaper"]
-    assert [p["spec"]["podSelector"] for p in reaper] == [{"matchLabels": {"app": "jupyterhub", "component": "hub"}}]
-    in_namespace = [p for p in in_namespace if p not in reaper]
+    # The lab's hub (in `<lab>-hub`) adds traffic to and from the notebooks alone (renderers/hub_namespace), never
+    # for the demo; its GPU idle reaper's egress policy selects the hub pod, in the hub's namespace.
+    hub_side = [p for p in in_namespace if p in lab_side_policies(lab)]
+    assert [p["spec"]["podSelector"] for p in hub_side] == [{"matchLabels": dict(NOTEBOOK_POD)}] * 2
+    deployments = [d for d in staging_plan.objects("Deployment") if d["metadata"]["namespace"] == lab.name]
+    assert deployments  # the demo's
+    for deployment in deployments:
+        assert not NOTEBOOK_POD.items() <= deployment["spec"]["template"]["metadata"]["labels"].items()
+    in_namespace = [p for p in in_namespace if p not in hub_side]
     assert sorted(in_namespace, key=str) == sorted(lab_network_policies(lab), key=str)
     assert all(p["spec"]["podSelector"] == {} for p in in_namespace)
 

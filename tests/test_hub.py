@@ -38,6 +38,7 @@ from components.hub import SECRET_TRAITS, lab_profiles, profile_pools
 from components.renderers import (
     cpu_user_pool_manifests,
     hub_database,
+    hub_namespace,
     hub_notebook_pod,
     hub_profiles,
     hub_storage,
@@ -148,10 +149,12 @@ def test_values_turn_off_what_restricted_or_the_guard_refuses(settings: dict[str
         assert values["prePuller"]["hook"]["enabled"] is False and values["prePuller"]["continuous"]["enabled"] is False
         assert values["scheduling"]["userScheduler"]["enabled"] is False
         assert values["scheduling"]["userPlaceholder"]["enabled"] is False
-        for component in (values["hub"], values["proxy"]["chp"], values["singleuser"]):
+        for component in (values["hub"], values["proxy"]["chp"]):
             rules = component["networkPolicy"]["egressAllowRules"]
             assert not (rules["cloudMetadataServer"] or rules["dnsPortsCloudMetadataServer"]), case
             assert not (rules["nonPrivateIPs"] or rules["privateIPs"] or rules["dnsPortsPrivateIPs"]), case
+        # The chart's singleuser policy would land in `<lab>-hub`, where no notebook runs: off; the lab's own apply.
+        assert values["singleuser"]["networkPolicy"]["enabled"] is False, case
         assert values["singleuser"]["extraAnnotations"][DO_NOT_DISRUPT_ANNOTATION] == "true"
 
 
@@ -288,7 +291,7 @@ def test_notebook_pods_equal_what_kubespawner_builds(settings: dict[str, StackSe
     for case, stack_settings, lab, profile in cases:
         values = without_nulls(merged_values(stack_settings, lab))
         pod, spawn_time = spawned_pod(
-            values, namespace=lab.name, release=hub_values.HUB_RELEASE, profile=profile.slug,
+            values, namespace=hub_namespace.hub_namespace(lab.name), release=hub_namespace.HUB_RELEASE, profile=profile.slug,
             username=hub_notebook_pod.EXAMPLE_LEARNER,
         )  # fmt: skip
         container = pod["spec"]["containers"][0]
@@ -305,7 +308,10 @@ def test_the_kubespawner_comparison_is_not_vacuous(settings: dict[str, StackSett
     lab = hub_labs(staging)[0]
     values = without_nulls(merged_values(staging, lab))
     values["singleuser"]["extraLabels"]["course"] = "intro"
-    pod, _ = spawned_pod(values, namespace=lab.name, release=hub_values.HUB_RELEASE, profile="cpu", username="learner")
+    release_namespace = hub_namespace.hub_namespace(lab.name)
+    pod, _ = spawned_pod(
+        values, namespace=release_namespace, release=hub_namespace.HUB_RELEASE, profile="cpu", username="learner"
+    )
     assert pod["metadata"]["labels"]["course"] == "intro"
 
 
@@ -498,19 +504,29 @@ def test_one_home_storage_class_per_hub_lab(plans: dict[str, Plan], settings: di
             assert parameters["basePath"] == "/" + storage_class["metadata"]["labels"]["gpu-platform.io/lab"]
 
 
-def test_each_hub_chart_goes_to_its_lab_after_the_labs_fences(
+def test_each_hub_chart_goes_to_its_hub_namespace_after_the_labs_fences(
     plans: dict[str, Plan], settings: dict[str, StackSettings]
 ) -> None:
     for stack, plan in plans.items():
         charts = [c for c in plan.helm if c["chart"] == "jupyterhub"]
-        assert sorted(c["namespace"] for c in charts) == sorted(lab.name for lab in hub_labs(settings[stack]))
+        labs = {hub_namespace.hub_namespace(lab.name): lab.name for lab in hub_labs(settings[stack])}
+        assert sorted(c["namespace"] for c in charts) == sorted(labs)
         for chart in charts:
             assert chart["version"] == "4.4.0" and chart["repository"] == "https://hub.jupyter.org/helm-chart/"
             resource = next(r for r in plan.resources if r["urn"] == chart["urn"])
+            lab = labs[chart["namespace"]]
             fences = [r["urn"] for r in plan.resources if "gpu-platform:labs:Labs$kubernetes:" in r["urn"]
-                      and chart["namespace"] in (r["inputs"]["metadata"].get("namespace"), r["inputs"]["metadata"]["name"])]  # fmt: skip
+                      and lab in (r["inputs"]["metadata"].get("namespace"), r["inputs"]["metadata"]["name"])]  # fmt: skip
             assert len(fences) == 5  # namespace, quota, LimitRange, two NetworkPolicies
             assert fences and set(fences) <= set(resource["dependencies"]), stack
+            # The hub's namespace, and in the lab's the spawner's Role, the notebooks' Secret and the hub policies.
+            metadata = {r["urn"]: r["inputs"].get("metadata") or {} for r in plan.resources
+                        if "gpu-platform:hub:LabHubs$kubernetes:" in r["urn"] and "gpu-idle" not in r["urn"]}  # fmt: skip
+            hub_side = [urn for urn, m in metadata.items()
+                        if m.get("name") == chart["namespace"] or m.get("namespace") in (lab, chart["namespace"])]  # fmt: skip
+            assert len(hub_side) == 7, hub_side  # namespace, LimitRange, Secret, Role, RoleBinding, 2 NetworkPolicies
+            assert set(hub_side) <= set(resource["dependencies"]), stack
+            assert chart["values"]["hub"]["config"]["KubeSpawner"]["namespace"] == lab
             config = chart["values"]["hub"]["config"]
             secrets = [value for section in config.values() for key, value in section.items() if key in SECRET_TRAITS]
             assert secrets and set(secrets) == {"[secret]"}

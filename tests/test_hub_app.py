@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from components.hub import profile_pools
-from components.renderers import hub_notebook_pod, hub_profiles, hub_storage, hub_values
+from components.renderers import hub_namespace, hub_notebook_pod, hub_profiles, hub_storage, hub_values
 from components.settings import LabSettings, StackSettings, load_settings
 from components.settings.hub import ADMIN_PASSWORD_MIN_LENGTH, SHARED_PASSWORD_MIN_LENGTH
 from tests.conftest import PROJECT_DIR, shared_path
@@ -96,7 +96,8 @@ def start_hubs(cases: dict[str, tuple[LabSettings, dict[str, Any], list[str]]], 
     for case, (lab, values, profiles) in cases.items():
         root = tmp / case
         root.mkdir()
-        env = hub_tree(root, values, lab.name, hub_values.HUB_RELEASE)
+        # The release goes into the hub's namespace; POD_NAMESPACE is that (the chart's downward API).
+        env = hub_tree(root, values, hub_namespace.hub_namespace(lab.name), hub_namespace.HUB_RELEASE)
         request = {"chart_dir": str(shared_path(*CHART_DIR)), "learner": LEARNER, "profiles": profiles,
                    "logins": logins_for(lab)}  # fmt: skip
         (root / "request.json").write_text(json.dumps(request), encoding="utf-8")
@@ -155,7 +156,10 @@ def test_each_login_type_loads_in_the_real_hub(hubs: dict[str, Any]) -> None:
         assert [line for line in err.splitlines() if any(bad in line for bad in BAD_LOG)] == [], case
         assert report["authenticator"] == expected[case] and report["spawner"] == "KubeSpawner"
         assert report["admin_users"] == sorted(lab.hub.admin_users), case
+        # The hub runs in `<lab>-hub`; hub.config's KubeSpawner.namespace wins over POD_NAMESPACE: notebooks go into
+        # the lab's namespace, and reach the hub's API across namespaces by its full service name.
         assert report["spawner_namespace"] == lab.name
+        assert report["notebook_api_url"] == f"http://hub.{lab.name}-hub.svc:8081/hub/api", case
 
 
 def test_the_authenticators_decide_logins(hubs: dict[str, Any]) -> None:

@@ -19,9 +19,8 @@ from cryptography.x509.oid import NameOID
 
 from components.facts.constants import CLOUDWATCH_AGENT_NAMESPACE, DCGM_EXPORTER_NAME
 from components.hub import gpu_idle_for, profile_pools, reaper_values
-from components.renderers import hub_gpu_idle, hub_gpu_idle_metrics, hub_storage, hub_values
+from components.renderers import hub_gpu_idle, hub_gpu_idle_metrics, hub_namespace, hub_storage, hub_values
 from components.renderers.gpu_admission_policy import admission_objects, admission_policy
-from components.renderers.lab_manifests import lab_objects
 from components.settings import HubGpuIdleSettings, LabSettings, SettingsError, StackSettings, load_settings
 from gpu_reaper import classify, kube, service
 from offline.config_files import read_stack_config
@@ -172,14 +171,15 @@ def test_the_hub_pod_that_runs_the_reaper_is_valid_restricted_and_admitted_by_th
     settings: dict[str, StackSettings],
 ) -> None:
     for stack, stack_settings, lab in hubs(settings):
-        pod = hub_pod(merged(stack_settings, lab), lab.name)
+        pod = hub_pod(merged(stack_settings, lab), hub_namespace.hub_namespace(lab.name))
         assert validate_core_object(pod, stack_settings.kubernetes_version) == [], stack
         assert restricted_problems(pod["spec"]) == [], stack
         assert "hostPID" not in pod["spec"]
-        namespace, *objects = lab_objects(lab, stack_settings.kubernetes_version)
+        # The hub runs in `<lab>-hub`: restricted, not GPU-enabled, with the hub's default requests.
+        namespace = hub_namespace.namespace_manifest(lab, stack_settings.kubernetes_version)
         policy = admission_policy()
         binding = next(o for o in admission_objects() if o["spec"].get("policyName") == policy["metadata"]["name"])
-        limits = [o for o in objects if o["kind"] == "LimitRange"]
+        limits = [hub_namespace.hub_limit_range(lab)]
         outcome = apiserver_model.admit(
             apiserver_model.Request(pod, namespace, "CREATE", "", None, limits), policy, binding
         )
@@ -236,7 +236,7 @@ def test_plans_give_each_hub_its_metrics_role_rbac_and_policy(plans: dict[str, P
             (association,) = [
                 a
                 for a in plan.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
-                if a["inputs"]["namespace"] == lab.name and a["inputs"]["serviceAccount"] == "hub"
+                if a["inputs"]["namespace"] == f"{lab.name}-hub" and a["inputs"]["serviceAccount"] == "hub"
             ]
             role = plan.by_urn(
                 next(u for u in association["dependencies"] if plan.by_urn(u)["type"] == "aws:iam/role:Role")
@@ -246,9 +246,10 @@ def test_plans_give_each_hub_its_metrics_role_rbac_and_policy(plans: dict[str, P
             written = [
                 o for o in plan.objects("NetworkPolicy") if o["metadata"]["name"] == "gpu-idle-reaper-to-exporter"
             ]
-            assert [o["metadata"]["namespace"] for o in written] == [lab.name], stack
+            # The policy selects the hub pod (in `<lab>-hub`); the events Role is where the notebooks are.
+            assert [o["metadata"]["namespace"] for o in written] == [f"{lab.name}-hub"], stack
             roles = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in plan.objects("Role")}
-            assert {(lab.name, "gpu-idle-reaper"), ("amazon-cloudwatch", f"gpu-idle-reaper-{lab.name}")} <= roles
+            assert {(lab.name, "gpu-idle-reaper"), ("amazon-cloudwatch", f"gpu-idle-reaper-{lab.name}-hub")} <= roles
         alarms = {a["inputs"]["name"] for a in plan.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")}
         assert f"{settings.cluster_name}-gpu-process-samples-missing" in alarms, stack
 

@@ -241,7 +241,7 @@ def test_members_carry_their_labs_groups_and_each_lab_binds_its_group(
                 assert principal_slug(member) in entry["name"]
             in_lab = [b for b in plan.objects("RoleBinding") if b["metadata"]["namespace"] == lab.name]
             group = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": f"gpu-platform:lab:{lab.name}"}
-            # Only the member binding names the lab's group (the hub's reaper binds its own service account there).
+            # Only the members' binding names the lab's group (the hub and its reaper bind their service accounts).
             (binding,) = [b for b in in_lab if group in b["subjects"]]
             assert binding["subjects"] == [
                 {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": f"gpu-platform:lab:{lab.name}"}

@@ -54,6 +54,8 @@ CLUSTER_VIEW_POLICY_ARN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonE
 # The names avoid the prefixes EKS reserves for access-entry usernames (system:, eks:, aws:, amazon:, iam:;
 # AWS EKS User Guide "Set a custom username for EKS access entries"); `system:` is also Kubernetes' own.
 LAB_MEMBER_GROUP_PREFIX: Final = "gpu-platform:lab:"
+# A lab's hub, proxy and hub services run in `<lab><suffix>`, a namespace where lab members have no rights.
+HUB_NAMESPACE_SUFFIX: Final = "-hub"
 ACCESS_ENTRY_MARKER_GROUP: Final = "gpu-platform:access-entry"
 EKS_RESERVED_GROUP_PREFIXES: Final = ("system:", "eks:", "aws:", "amazon:", "iam:")
 

@@ -22,10 +22,10 @@ from components.facts.constants import (
     KUBESPAWNER_VERSION,
 )
 from components.renderers.hub_database import notebook_sqlite_files
+from components.renderers.hub_namespace import HUB_RELEASE, files_volume
 from components.renderers.hub_profiles import Profile, ProfilePool, cpu_cores, kubespawner_override, profiles
 from components.renderers.hub_values import (
     HOME_MOUNT_PATH,
-    HUB_RELEASE,
     NOTEBOOK_CHECKOV_SKIPS,
     NOTEBOOK_CONTAINER_SECURITY,
     NOTEBOOK_FS_GID,
@@ -39,8 +39,6 @@ from components.settings import LabSettings
 Manifest = dict[str, Any]
 Values = dict[str, Any]
 
-# The Secret the chart renders singleuser.extraFiles into (templates/_helpers-names.tpl @ 4.4.0: unprefixed).
-SINGLEUSER_SECRET: Final = "singleuser"
 # The user whose Pod the synth writes per profile (manifests/pod-<lab>-notebook-<profile>.yaml).
 EXAMPLE_LEARNER: Final = "learner"
 NOTEBOOK_PORT: Final = 8888
@@ -108,9 +106,8 @@ def _env(profile: Profile, image: str) -> list[dict[str, str]]:
 
 
 def _files_volume() -> Manifest:
-    """The chart's `singleuser.extraFiles` volume: its Secret's keys, one file each (jupyterhub_config.py @ 4.4.0)."""
-    items = [{"key": key, "path": key} for key in sorted(notebook_sqlite_files())]
-    return {"name": "files", "secret": {"items": items, "secretName": SINGLEUSER_SECRET}}
+    """The `singleuser.extraFiles` volume, on the lab's copy of their Secret (`hub_namespace.files_volume`)."""
+    return files_volume()
 
 
 def _file_mounts() -> list[Manifest]:

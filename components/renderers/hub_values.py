@@ -1,7 +1,8 @@
 """A lab's JupyterHub as plain data: the zero-to-jupyterhub 4.4.0 chart values.
 
-Pure renderers (settings in, dicts out). The hub runs in the lab's own namespace, so the lab's quota,
-LimitRange, NetworkPolicies, Pod Security `restricted` and the GPU guard apply to every notebook unchanged.
+Pure renderers (settings in, dicts out). The hub runs in `<lab>-hub` (`hub_namespace`) and KubeSpawner spawns
+into the lab's own namespace, so the lab's quota, LimitRange, NetworkPolicies, Pod Security `restricted` and the
+GPU guard apply to every notebook unchanged.
 The spawn page's profiles are in `hub_profiles`, sign-in and the load balancer in `hub_access`, and the Pod
 kubespawner builds from these values in `hub_notebook_pod`.
 """
@@ -15,14 +16,13 @@ from typing import Any, Final
 from components.facts.constants import DO_NOT_DISRUPT_ANNOTATION, SYSTEM_NODE_LABEL_KEY, SYSTEM_NODE_LABEL_VALUE
 from components.renderers.hub_access import authenticator_config, proxy_service
 from components.renderers.hub_database import db_values, notebook_sqlite_files
+from components.renderers.hub_namespace import files_volume, hub_service_url, hub_side_values
 from components.renderers.hub_profiles import ProfilePool, cpu_cores, cpu_profile, memory_quantity, profile_list
 from components.renderers.manifest_helpers import checkov_skip_annotations
 from components.settings import HubSettings, LabSettings
 
 Values = dict[str, Any]
 
-# The Helm release name (the chart names its objects after it: `hub`, `proxy`, `proxy-public`, ...).
-HUB_RELEASE: Final = "jupyterhub"
 # jupyter/docker-stacks images run as jovyan (uid 1000, group users = 100) with its home and conda owned so.
 NOTEBOOK_UID: Final = 1000
 NOTEBOOK_FS_GID: Final = 100
@@ -74,6 +74,11 @@ def _system_nodes() -> Values:
     return {SYSTEM_NODE_LABEL_KEY: SYSTEM_NODE_LABEL_VALUE}
 
 
+def _network_policy(**rules: list[Values]) -> Values:
+    """A chart component's NetworkPolicy values: no egress beyond DNS, plus `rules` (`egress`, `ingress`)."""
+    return {"egressAllowRules": dict(CHART_EGRESS_OFF), **rules}
+
+
 def chart_values(lab: LabSettings, storage_class: str, pools: Sequence[ProfilePool]) -> Values:
     """This program's values for the lab's chart (Helm deep-merges them over the chart's defaults); `pools`: the
     Karpenter pools the lab's hub offers (its GPU profiles)."""
@@ -81,12 +86,16 @@ def chart_values(lab: LabSettings, storage_class: str, pools: Sequence[ProfilePo
     assert hub is not None
     image_name, image_tag = image_parts(hub.image)
     cpu = cpu_profile()
+    cross = hub_side_values(lab)
     return {
         "hub": {
             "config": {
-                **authenticator_config(hub),
-                # Notebooks meet Pod Security `restricted` (the chart maps no values to these two traits).
+                **_with_jupyterhub(authenticator_config(hub), {"hub_connect_url": hub_service_url(lab.name)}),
                 "KubeSpawner": {
+                    # The chart sets `c.KubeSpawner.namespace` from POD_NAMESPACE (the release's, `<lab>-hub`) and
+                    # loads `hub.config` after it, which wins (jupyterhub_config.py @ 4.4.0, "load hub.config").
+                    "namespace": lab.name,
+                    # Notebooks meet Pod Security `restricted` (the chart maps no values to these two traits).
                     "pod_security_context": NOTEBOOK_POD_SECURITY,
                     "container_security_context": NOTEBOOK_CONTAINER_SECURITY,
                 },
@@ -94,12 +103,12 @@ def chart_values(lab: LabSettings, storage_class: str, pools: Sequence[ProfilePo
             # SQLite never on the EFS homes (NFS): a block volume of its own, or memory when the operator asks.
             "db": db_values(hub),
             "nodeSelector": _system_nodes(),
-            "networkPolicy": {"egressAllowRules": dict(CHART_EGRESS_OFF)},
+            "networkPolicy": _network_policy(egress=cross["hub_egress"], ingress=cross["hub_ingress"]),
         },
         "proxy": {
             "service": proxy_service(hub),
             "https": {"enabled": hub.certificate_arn is not None, "type": "offload"},
-            "chp": {"nodeSelector": _system_nodes(), "networkPolicy": {"egressAllowRules": dict(CHART_EGRESS_OFF)}},
+            "chp": {"nodeSelector": _system_nodes(), "networkPolicy": _network_policy(egress=cross["proxy_egress"])},
         },
         "singleuser": {
             "image": {"name": image_name, "tag": image_tag, "pullPolicy": "IfNotPresent"},
@@ -109,7 +118,9 @@ def chart_values(lab: LabSettings, storage_class: str, pools: Sequence[ProfilePo
             # The chart's blocker is a root init container with NET_ADMIN, which `restricted` refuses. IMDSv2 with
             # hop limit 1 on every node and the lab's egress policy keep notebooks off the metadata server instead.
             "cloudMetadata": {"blockWithIptables": False},
-            "networkPolicy": {"egressAllowRules": dict(CHART_EGRESS_OFF)},
+            # Its policy lands in the release's namespace, where no notebook runs; the lab's side is
+            # `hub_namespace.lab_side_policies`.
+            "networkPolicy": {"enabled": False},
             "extraAnnotations": {
                 DO_NOT_DISRUPT_ANNOTATION: "true",
                 **checkov_skip_annotations(NOTEBOOK_CHECKOV_SKIPS),
@@ -117,6 +128,8 @@ def chart_values(lab: LabSettings, storage_class: str, pools: Sequence[ProfilePo
             # The learners' SQLite files (IPython history, file ids, signatures) off the EFS home (NFS).
             "extraFiles": notebook_sqlite_files(),
             "storage": {
+                # The `files` volume on the lab's copy of the extraFiles Secret (the chart's is in `<lab>-hub`).
+                "extraVolumes": {"files": files_volume()},
                 "type": "dynamic",
                 "homeMountPath": HOME_MOUNT_PATH,
                 "dynamic": {"storageClass": storage_class, "storageAccessModes": ["ReadWriteMany"]},
@@ -146,6 +159,11 @@ def chart_values(lab: LabSettings, storage_class: str, pools: Sequence[ProfilePo
             "removeNamedServers": False,
         },
     }
+
+
+def _with_jupyterhub(config: Values, traits: Values) -> Values:
+    """`hub.config` with `traits` added to its `JupyterHub` section (the authenticator's config may hold one)."""
+    return {**config, "JupyterHub": {**config.get("JupyterHub", {}), **traits}}
 
 
 def hub_images(labs: Sequence[LabSettings]) -> tuple[str, ...]:

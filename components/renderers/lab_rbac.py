@@ -12,7 +12,7 @@ workloads, ConfigMaps, Secrets, Services, PVCs, logs, exec/attach/port-forward, 
   `poddisruptionbudgets` (one could block Karpenter's consolidation and expiry of shared GPU nodes),
   `daemonsets` (a pod on every node), `ingresses` and `leases`.
 The platform's own objects in the namespace (quota, LimitRange, NetworkPolicies) are therefore out of reach;
-the hub's Secret is not yet: see docs/labs.md "What members may do".
+the hub's Secrets and objects live in `<lab>-hub` (`hub_namespace`), where members have no binding.
 """
 
 from __future__ import annotations

@@ -90,7 +90,8 @@ class LabSettings(SettingsModel):
     """One learning lab: its namespace (= name), the shared GPU slots it may hold, its people."""
 
     name: Annotated[DnsLabel, AfterValidator(_workload_namespace)]
-    """The lab's name and namespace; unique."""
+    """The lab's name and namespace; unique. With a hub, at most 59 characters and no other lab's `<name>-hub` (the
+    hub's namespace)."""
     gpu_slots: Annotated[int, Field(ge=1, le=10000)]
     """Shared GPU slots the lab may hold at once: its ResourceQuota's requests.nvidia.com/gpu."""
     members: Annotated[list[PrincipalArn], Field(max_length=100)] = []

@@ -7,9 +7,13 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from components.facts import quantity, timetable
+from components.facts.constants import HUB_NAMESPACE_SUFFIX
 from components.settings.gpu import PRE_PULL_MAX
 from components.settings.hub import HubSettings
 from components.settings.labs import LabSettings
+
+# Kubernetes namespaces are DNS labels (RFC 1123).
+DNS_LABEL_MAX = 63
 
 if TYPE_CHECKING:
     from components.settings.stack import StackSettings
@@ -18,6 +22,7 @@ if TYPE_CHECKING:
 def hubs_fit_the_cluster(settings: StackSettings) -> None:
     """Every lab's hub: known pools, room in the lab's quota, images to pre-pull, a certificate in the region."""
     _check_hostnames_once(settings)
+    _check_hub_namespaces(settings)
     pool_names = [pool.name for pool in settings.karpenter.node_pools] if settings.karpenter.enabled else []
     for index, lab in enumerate(settings.labs):
         hub = lab.hub
@@ -60,6 +65,28 @@ def _check_hostnames_once(settings: StackSettings) -> None:
                 "and its own OAuth callback URL)"
             )
         claimed[name] = index
+
+
+def _check_hub_namespaces(settings: StackSettings) -> None:
+    """Each hub's namespace `<lab>-hub` is a DNS label and no lab's own namespace (a lab named `x-hub` beside a
+    lab `x` with a hub would share it, and its members would get rights where the hub's Secrets live)."""
+    labs = {lab.name: index for index, lab in enumerate(settings.labs)}
+    for index, lab in enumerate(settings.labs):
+        if lab.hub is None:
+            continue
+        namespace = f"{lab.name}{HUB_NAMESPACE_SUFFIX}"
+        if len(namespace) > DNS_LABEL_MAX:
+            raise ValueError(
+                f"labs.{index}.name: '{lab.name}' is too long for its hub's namespace '{namespace}' (a DNS label, at "
+                f"most {DNS_LABEL_MAX} characters); a lab with a hub has a name of at most "
+                f"{DNS_LABEL_MAX - len(HUB_NAMESPACE_SUFFIX)} characters"
+            )
+        if namespace in labs:
+            raise ValueError(
+                f"labs.{labs[namespace]}.name: '{namespace}' is the namespace of gpu-platform:labs[{index}]'s hub "
+                f"(`<lab>{HUB_NAMESPACE_SUFFIX}`); rename the lab to a name not ending in '{HUB_NAMESPACE_SUFFIX}' "
+                "after another lab's name"
+            )
 
 
 def _check_hub_quota(settings: StackSettings, lab: LabSettings, key: str) -> None:
