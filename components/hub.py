@@ -63,9 +63,7 @@ def reaper_values(settings: StackSettings, lab: LabSettings) -> dict[str, Any]:
     """What the lab's GPU idle reaper adds to its chart values, with the stack's CloudWatch target."""
     assert lab.hub is not None
     metrics = hub_gpu_idle.ReaperMetrics(settings.cluster_name, settings.region, lab.name, lab.hub.max_hours)
-    pools = profile_pools(settings, lab.hub)
-    unjudged = [hub_profiles.gpu_profile_slug(p.pool.name) for p in pools if not p.slot.per_process_gpu_samples]
-    return hub_gpu_idle.chart_values(gpu_idle_for(settings, lab.hub), lab.name, metrics, unjudged)
+    return hub_gpu_idle.lab_values(gpu_idle_for(settings, lab.hub), lab, metrics, profile_pools(settings, lab.hub))
 
 
 def any_reaper(settings: StackSettings) -> bool:

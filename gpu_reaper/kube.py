@@ -6,7 +6,7 @@
 - scrape each exporter pod at its IP on :9400 over TLS, checking the certificate against that CA and the name
   the add-on's certificate carries (`dcgm-exporter-service.amazon-cloudwatch.svc`): the Service itself keeps
   traffic node-local (`internalTrafficPolicy: Local`), so only the pods' own addresses reach every node;
-- write one Event per decision on the notebook pod (a Role in the hub's namespace: events create).
+- write one Event per decision on the notebook pod (a Role in the lab's namespace, where notebooks run: events create).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import json
 import logging
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,13 @@ class Reaper:
         self.scrapes = []
         self.ca = None
         for decision in decisions:
-            self.act(decision, learners.get(decision.pod))
+            try:
+                self.act(decision, learners.get(decision.pod))
+            except OSError as error:
+                log.warning("%s for %s not carried out: %s", decision.action, decision.user, error)
+                if decision.action == classify.WARN:  # no notice written: the grace has not started
+                    key = (decision.namespace, decision.pod)
+                    self.judge.memory[key] = replace(self.judge.memory[key], warned_at=None)
         self.report(decisions, blind)
         return decisions
 
@@ -124,7 +130,10 @@ def reaper_from_config(path: Path) -> Reaper:
     limits = classify.Thresholds(
         config["thresholdPercent"], config["idleMinutes"], config["graceMinutes"], config["neverUsedMinutes"]
     )
-    hub = Hub(os.environ["JUPYTERHUB_API_URL"], os.environ["JUPYTERHUB_API_TOKEN"], config["serversUrl"])
+    # The hub's API on localhost when the config names it: JupyterHub hands a managed service `hub_connect_url`
+    # (the cross-namespace Service), which the hub pod's own policies do not open to itself.
+    api_url = config.get("hubApiUrl") or os.environ["JUPYTERHUB_API_URL"]
+    hub = Hub(api_url, os.environ["JUPYTERHUB_API_TOKEN"], config["serversUrl"])
     kube = Kube() if config.get("exporter") else None
     return Reaper(
         config,

@@ -40,19 +40,17 @@ def test_an_m6i_large_offers_what_karpenter_computes_by_hand() -> None:
 def test_staging_system_group_figures_by_hand(settings: dict[str, StackSettings]) -> None:
     """2 x m6i.large. Per node the DaemonSets kube-proxy 100m/50Mi, aws-node 50m, the CloudWatch agent 250m/128Mi,
     the node monitoring agent 10m/30Mi, the EBS CSI node plugin 10m/40Mi (420m/248Mi); then 2 Karpenter controllers
-    1000m/1Gi, 2 CoreDNS 100m/70Mi, the CloudWatch operator 100m/64Mi, one timetable job 50m/64Mi, 2 EBS CSI
-    controllers 10m/40Mi; the hub, proxy and EFS controllers ask 0."""
+    1000m/1Gi, the hub and the proxy 100m/256Mi each (`<lab>-hub`'s LimitRange default), 2 CoreDNS 100m/70Mi, the
+    CloudWatch operator 100m/64Mi, one timetable job 50m/64Mi, 2 EBS CSI controllers 10m/40Mi; the EFS controllers 0."""
     (system,) = [fit for fit in group_fits(settings["staging"]) if fit.group.name == "system"]
     assert (system.instance_type, system.nodes) == ("m6i.large", 2)
     assert system.allocatable == Allocatable(2 * 1930, 2 * 6012)
     daemonsets_per_node = Allocatable(100 + 50 + 250 + 10 + 10, 50 + 128 + 30 + 40)
-    pods = Allocatable(2 * 1000 + 2 * 100 + 100 + 50 + 2 * 10, 2 * 1024 + 2 * 70 + 64 + 64 + 2 * 40)
-    assert system.requested == Allocatable(2 * 420, 2 * 248) + pods == Allocatable(3210, 2892)
+    pods = Allocatable(2 * 1000 + 2 * 100 + 2 * 100 + 100 + 50 + 2 * 10, 2 * 1024 + 2 * 256 + 2 * 70 + 64 + 64 + 2 * 40)
+    assert system.requested == Allocatable(2 * 420, 2 * 248) + pods == Allocatable(3410, 3404)
     assert sum((ds.requests for ds in system.daemonsets), NO_REQUEST) == daemonsets_per_node
-    assert system.free == Allocatable(650, 9132)
-    # First fit by size: a controller per node, then CoreDNS x2, the operator, the job and the EBS controllers on
-    # the first node (1510 - 1000 - 370 = 140m left); the other keeps 1510 - 1000 = 510m and 5764 - 1024 = 4740 MiB.
-    assert system.most_free_on_a_node == Allocatable(510, 4740)
+    assert system.free == Allocatable(450, 8620)
+    assert system.most_free_on_a_node == Allocatable(450, 4636)
     assert system.largest is not None and system.largest.name == "karpenter" and system.misfit is None
 
 

@@ -112,3 +112,43 @@ def test_the_text_format_reads_the_exporters_lines() -> None:
         "u",
         "Tesla T4",
     )
+
+
+def test_a_warning_the_hub_could_not_deliver_starts_no_grace() -> None:
+    """The notice is the learner's only sign: when writing it fails, the reaper forgets the warning, so a later
+    window warns again instead of stopping a server whose owner was never told."""
+    from gpu_reaper import service
+    from gpu_reaper.promtext import parse
+    from gpu_reaper.replay import Judge
+
+    class UnreachableHub:
+        def __init__(self) -> None:
+            self.stops: list[str] = []
+
+        def users(self) -> list[dict[str, object]]:
+            return [{"name": "bob", "servers": {"": {"started": "2026-12-03T10:00:00Z", "ready": True}}}]
+
+        def kernels(self, user: str) -> list[dict[str, object]]:
+            return []
+
+        def warn(self, user: str, state: str, grace_minutes: int) -> None:
+            raise OSError("connection refused")
+
+        def stop(self, user: str) -> None:
+            self.stops.append(user)
+
+        def withdraw(self, user: str) -> None:
+            pass
+
+    labels = 'gpu="0",UUID="GPU-1",Hostname="n1",namespace="lab",pod="jupyter-bob",container="notebook",pod_uid="u1"'
+    text = f"DCGM_FI_DEV_GPU_UTIL{{{labels}}} 0\nDCGM_FI_DEV_FB_USED{{{labels}}} 2048\n"
+    hub = UnreachableHub()
+    judge = Judge(classify.Thresholds(5, 1, 1, 1), "exempt", "lab")
+    reaper = service.Reaper({}, hub, None, judge)  # type: ignore[arg-type]
+    actions = []
+    for window in range(6):
+        now = 1_800_000_000.0 + window * judge.limits.window_seconds
+        reaper.scrapes = [classify.Scrape(now, tuple(parse(text, classify.FIELDS)))]
+        actions += [decision.action for decision in reaper.window(now)]
+    assert classify.WARN in actions and classify.STOP not in actions and hub.stops == []
+    assert judge.memory[("lab", "jupyter-bob")].warned_at is None

@@ -217,7 +217,9 @@ def test_the_service_starts_from_the_settings_file_the_chart_ships(
         gpu_idle.threshold_percent, gpu_idle.idle_minutes, gpu_idle.grace_minutes, gpu_idle.never_used_minutes
     )
     assert (reaper.judge.exempt_group, reaper.judge.namespace) == (gpu_idle.exempt_group, lab.name)
-    assert reaper.kube is not None and reaper.hub.servers_url == "http://proxy-public"
+    # Both stacks' hubs offload TLS at the NLB, so proxy-public has only port 443 (to the proxy's HTTP port 8000).
+    assert reaper.kube is not None and reaper.hub.servers_url == "http://proxy-public:443"
+    assert reaper.hub.api_url == hub_gpu_idle.HUB_API_URL  # its own hub on localhost, not the cross-namespace URL
     metrics = reaper.config["metrics"]
     assert (metrics["clusterName"], metrics["region"], metrics["lab"]) == (
         stack_settings.cluster_name,

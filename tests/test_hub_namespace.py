@@ -216,3 +216,21 @@ def test_a_lab_whose_hub_namespace_is_no_dns_label_is_a_key_path_error() -> None
     found = _problems(labs)
     assert [path for path, _ in found] == ["gpu-platform:labs[0].name"], found
     assert "at most 59 characters" in found[0][1]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_hub_reaches_the_api_server_its_logins_and_its_own_proxy(plans: dict[str, Plan], stack: str) -> None:
+    """The chart's hub policy opens no egress of its own (CHART_EGRESS_OFF) and `<lab>-hub` has no lab-wide DNS +
+    HTTPS policy: KubeSpawner's API calls, the login providers and CloudWatch need 443 from the values; the reaper
+    reads kernels through the proxy's HTTP port. Without the values' additions none of it is open."""
+    plan = plans[stack]
+    for lab in _hub_labs(plan):
+        (chart,) = [c for c in plan.helm if c["chart"] == "jupyterhub" and c["namespace"] == hn.hub_namespace(lab)]
+        hub_ns = hn.hub_namespace(lab)
+        hub_policy = _chart_policy(lab, "hub", chart["values"]["hub"]["networkPolicy"])
+        hub_pod = {"component": "hub", "release": hn.HUB_RELEASE}
+        api_server = Destination("10.20.0.10", 443)  # the kubernetes Service's endpoints: the control plane's ENIs
+        proxy = Destination("10.20.3.4", hn.PROXY_HTTP_PORT, namespace=hub_ns, labels=(("app", "jupyterhub"), ("component", "proxy")))  # fmt: skip
+        for destination in (api_server, proxy):
+            assert egress_allowed([hub_policy], hub_ns, hub_pod, destination), (lab, destination)
+            assert not egress_allowed([_chart_policy(lab, "hub", {})], hub_ns, hub_pod, destination), (lab, destination)

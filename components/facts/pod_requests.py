@@ -229,11 +229,20 @@ CLOUDWATCH_OPERATOR: Final = PodShape(
     "amazon-cloudwatch-observability 6.4.0 manager.resources",
     node_selector={OS_LABEL: "linux"},
 )
+# What a container that names no requests gets in a lab's and a hub's namespace (their LimitRanges,
+# renderers/lab_manifests.py and hub_namespace.py read this).
+LIMIT_RANGE_DEFAULT_REQUESTS: Final = Allocatable(100, 256)
 # The hub and the proxy: zero-to-jupyterhub 4.4.0 values.yaml `hub.resources: {}` and `proxy.chp.resources: {}`
-# (no requests; this program sets none), pinned to the system nodes by renderers/hub_values.py.
-HUB: Final = PodShape("hub", na.NO_REQUEST, "zero-to-jupyterhub 4.4.0 hub.resources", node_selector=SYSTEM_NODES_ONLY)
+# (no requests; this program sets none), so `<lab>-hub`'s LimitRange gives each one container's default; pinned to
+# the system nodes by renderers/hub_values.py.
+HUB: Final = PodShape(
+    "hub", LIMIT_RANGE_DEFAULT_REQUESTS, "<lab>-hub LimitRange (hub.resources: {})", node_selector=SYSTEM_NODES_ONLY
+)
 PROXY: Final = PodShape(
-    "proxy", na.NO_REQUEST, "zero-to-jupyterhub 4.4.0 proxy.chp.resources", node_selector=SYSTEM_NODES_ONLY
+    "proxy",
+    LIMIT_RANGE_DEFAULT_REQUESTS,
+    "<lab>-hub LimitRange (proxy.chp.resources: {})",
+    node_selector=SYSTEM_NODES_ONLY,
 )
 # The lab timetable's CronJob pods (renderers/timetable_manifests.py reads this): system nodes, never a Karpenter node.
 TIMETABLE_JOB_REQUESTS: Final = Allocatable(50, 64)

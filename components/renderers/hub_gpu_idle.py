@@ -21,8 +21,9 @@ from typing import Any, Final
 from components.facts.constants import CLOUDWATCH_AGENT_NAMESPACE, DCGM_EXPORTER_NAME, PROJECT
 from components.renderers.dcgm_exporter_manifests import AGENT_CERT_SECRET, METRICS_PORT, SERVICE_NAME
 from components.renderers.hub_gpu_idle_metrics import METRICS_NAMESPACE
+from components.renderers.hub_profiles import ProfilePool, gpu_profile_slug
 from components.renderers.manifest_helpers import plain_manifest
-from components.settings import HubGpuIdleSettings
+from components.settings import HubGpuIdleSettings, LabSettings
 
 Manifest = dict[str, Any]
 
@@ -36,8 +37,18 @@ CONFIG_PATH: Final = "/usr/local/etc/gpu-reaper/config.json"
 SCRAPE_SECONDS: Final = 30
 # JupyterHub 5.5.0 scopes (jupyterhub/scopes.py), each for one call of gpu_reaper/hubapi.py.
 SCOPES: Final = ("list:users", "read:users", "read:servers", "access:servers", "delete:servers")
-# Learners' servers through the chart's proxy Service (port 80 serves HTTP in every https mode of the chart).
-SERVERS_URL: Final = "http://proxy-public"
+# The hub's own API from inside its pod (the chart binds the hub to `http://:8081`, jupyterhub_config.py @ 4.4.0):
+# JupyterHub hands a managed service `hub_connect_url`, the cross-namespace Service name the notebooks need.
+HUB_API_URL: Final = "http://127.0.0.1:8081/hub/api"
+
+
+def servers_url(tls_offloaded: bool) -> str:
+    """Learners' servers through the chart's proxy-public Service, in plain HTTP: with TLS offloaded at the load
+    balancer (`https.type: offload`, `disableHttpPort: true`, renderers/hub_access.py) the Service has only port 443,
+    which maps to the proxy's HTTP port (templates/proxy/service.yaml @ 4.4.0); otherwise port 80 does."""
+    return "http://proxy-public:443" if tls_offloaded else "http://proxy-public:80"
+
+
 # The EKS Pod Identity agent (a host-network DaemonSet on every node) and what its webhook puts into pods; a managed
 # service does not inherit the hub's environment (JupyterHub's `env_keep`), so the service gets them again.
 POD_IDENTITY_AGENT: Final = ("169.254.170.23/32", 80)
@@ -62,6 +73,7 @@ def reaper_config(
     notebook_namespace: str,
     metrics: ReaperMetrics | None = None,
     unjudged_profiles: Sequence[str] = (),
+    tls_offloaded: bool = True,
 ) -> dict[str, Any]:
     """The service's settings file (gpu_reaper/service.py reads it); it judges pods in `notebook_namespace` only.
 
@@ -76,7 +88,8 @@ def reaper_config(
         "neverUsedMinutes": gpu_idle.never_used_minutes,
         "exemptGroup": gpu_idle.exempt_group,
         "scrapeSeconds": SCRAPE_SECONDS,
-        "serversUrl": SERVERS_URL,
+        "serversUrl": servers_url(tls_offloaded),
+        "hubApiUrl": HUB_API_URL,
         "exporter": {
             "namespace": CLOUDWATCH_AGENT_NAMESPACE,
             "selector": f"app.kubernetes.io/name={DCGM_EXPORTER_NAME}",
@@ -106,6 +119,7 @@ def chart_values(
     notebook_namespace: str,
     metrics: ReaperMetrics | None = None,
     unjudged_profiles: Sequence[str] = (),
+    tls_offloaded: bool = True,
 ) -> dict[str, Any]:
     """What the reaper adds to the lab's chart values (merged in by `with_reaper`); nothing when it is off."""
     if not gpu_idle.enabled:
@@ -119,7 +133,7 @@ def chart_values(
     }
     files["gpu-reaper-config"] = {
         "mountPath": CONFIG_PATH,
-        "data": reaper_config(gpu_idle, notebook_namespace, metrics, unjudged_profiles),
+        "data": reaper_config(gpu_idle, notebook_namespace, metrics, unjudged_profiles, tls_offloaded),
     }
     return {
         "hub": {
@@ -135,6 +149,16 @@ def chart_values(
             "config": {"JupyterHub": {"load_groups": {gpu_idle.exempt_group: {"users": []}}}},
         }
     }
+
+
+def lab_values(
+    gpu_idle: HubGpuIdleSettings, lab: LabSettings, metrics: ReaperMetrics | None, pools: Sequence[ProfilePool]
+) -> dict[str, Any]:
+    """`chart_values` for one lab's hub: the profiles whose slots give no per-process samples stay unjudged, and the
+    proxy's port follows the hub's TLS (a certificate means TLS offloaded at the NLB, renderers/hub_access.py)."""
+    assert lab.hub is not None
+    unjudged = [gpu_profile_slug(p.pool.name) for p in pools if not p.slot.per_process_gpu_samples]
+    return chart_values(gpu_idle, lab.name, metrics, unjudged, tls_offloaded=lab.hub.certificate_arn is not None)
 
 
 def with_reaper(values: Mapping[str, Any], addition: Mapping[str, Any]) -> dict[str, Any]:

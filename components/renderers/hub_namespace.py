@@ -36,6 +36,9 @@ NOTEBOOK_FILES_SECRET: Final = "hub-singleuser-files"
 # kubespawner's default `port` 8888, the chart's templates/hub/netpol.yaml "hub --> singleuser-server").
 HUB_API_PORT: Final = 8081
 NOTEBOOK_PORT: Final = 8888
+# The proxy's HTTP container port (configurable-http-proxy `--port=8000`, templates/proxy/deployment.yaml @ 4.4.0);
+# the proxy-public Service maps its 80 (or, with TLS offloaded at the load balancer, its 443) to it.
+PROXY_HTTP_PORT: Final = 8000
 # Pod labels the chart and kubespawner set: `component` (templates/_helpers.tpl `jupyterhub.matchLabels` @ 4.4.0;
 # kubespawner `component_label` "singleuser-server"), `release` (the Helm release).
 HUB_POD: Final = {"component": "hub", "release": HUB_RELEASE}
@@ -189,4 +192,17 @@ def hub_side_values(lab: LabSettings) -> dict[str, Any]:
         ],
         "ports": [{"protocol": "TCP", "port": HUB_API_PORT}],
     }
-    return {"hub_egress": [to_notebooks], "hub_ingress": [from_notebooks], "proxy_egress": [to_notebooks]}
+    # The chart's hub policy opens no other egress (CHART_EGRESS_OFF): in `<lab>-hub` nothing else gives the hub what
+    # the lab's DNS + HTTPS policy gave it before, so it is said here. HTTPS: the Kubernetes API (KubeSpawner, the
+    # reaper's pod list and Events), the login providers' token endpoints (github, oidc) and CloudWatch.
+    https = {"ports": [{"protocol": "TCP", "port": 443}]}
+    # The GPU idle reaper reads learners' kernels through the proxy's HTTP port (hub_gpu_idle.servers_url).
+    to_proxy = {
+        "to": [{"podSelector": {"matchLabels": {"app": "jupyterhub", "component": "proxy"}}}],
+        "ports": [{"protocol": "TCP", "port": PROXY_HTTP_PORT}],
+    }
+    return {
+        "hub_egress": [to_notebooks, https, to_proxy],
+        "hub_ingress": [from_notebooks],
+        "proxy_egress": [to_notebooks],
+    }

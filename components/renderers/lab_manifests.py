@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.facts import pod_requests
 from components.facts.constants import GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE, PROJECT
 from components.settings import LabSettings
 
@@ -27,7 +28,10 @@ LAB_LABEL_KEY = "gpu-platform.io/lab"
 # rejects it (request above limit), so a 1Gi default refused every `memory: 4Gi` notebook without a limit. The
 # quota therefore caps requests only; a container past its request is first to be evicted or OOM-killed under
 # memory pressure (kubelet node-pressure eviction ranks usage above requests first), not its neighbours.
-CONTAINER_DEFAULT_REQUESTS = {"cpu": "100m", "memory": "256Mi"}
+CONTAINER_DEFAULT_REQUESTS = {
+    "cpu": f"{pod_requests.LIMIT_RANGE_DEFAULT_REQUESTS.cpu_millicores}m",
+    "memory": f"{pod_requests.LIMIT_RANGE_DEFAULT_REQUESTS.memory_mib}Mi",
+}
 
 # DNS is served by CoreDNS in kube-system; HTTPS goes anywhere (registries, dataset and model hubs).
 DNS_PORTS = ({"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53})

@@ -90,7 +90,8 @@ HUB_SECRET_FIELDS = ("password", "adminPassword", "clientSecret")
 
 
 class HubSettings(SettingsModel):
-    """A lab's JupyterHub (zero-to-jupyterhub chart 4.4.0 in the lab's namespace): off unless present."""
+    """A lab's JupyterHub (zero-to-jupyterhub chart 4.4.0 in `<lab>-hub`, notebooks in the lab's namespace): off unless
+    present."""
 
     auth: HubAuth
     """How learners log in: `type` sharedPassword, github or oidc (docs/jupyterhub.md)."""
