@@ -116,13 +116,13 @@ def test_daemonset_requests_follow_the_settings_by_hand() -> None:
 
 
 def test_allocatable_follows_karpenters_model_by_hand() -> None:
-    """g4dn.xlarge, maxPods 110, staging's DaemonSets (720m / 440 MiB, the EBS CSI node plugin's 10m / 40 MiB
-    included): 4000m - 80m kube-reserved (60+10+5+5) - 720m = 3200m; 16384 MiB - 1229 MiB VM overhead (7.5%, rounded
-    up) - 1465 MiB kube-reserved (11 x 110 + 255) - 100 MiB eviction - 440 MiB = 13150 MiB. Base DaemonSets only
+    """g4dn.xlarge, maxPods 110, staging's DaemonSets (740m / 520 MiB, the EBS CSI node pod's 30m / 120 MiB
+    included): 4000m - 80m kube-reserved (60+10+5+5) - 740m = 3180m; 16384 MiB - 1229 MiB VM overhead (7.5%, rounded
+    up) - 1465 MiB kube-reserved (11 x 110 + 255) - 100 MiB eviction - 520 MiB = 13070 MiB. Base DaemonSets only
     (200m / 114 MiB): 3720m / 13476 MiB."""
-    staging = node_allocatable.Allocatable(720, 440)
+    staging = node_allocatable.Allocatable(740, 520)
     room = node_allocatable.pod_allocatable("g4dn.xlarge", max_pods=110, daemonsets=staging)
-    assert (room.cpu_millicores, room.memory_mib) == (3200, 13150)
+    assert (room.cpu_millicores, room.memory_mib) == (3180, 13070)
     base = node_allocatable.Allocatable(200, 114)
     room = node_allocatable.pod_allocatable("g4dn.xlarge", max_pods=110, daemonsets=base)
     assert (room.cpu_millicores, room.memory_mib) == (3720, 13476)
@@ -133,18 +133,18 @@ def test_staging_pool_allocatable_counts_its_observability_daemonsets() -> None:
     settings = load_settings(STAGING)
     (pool,) = settings.karpenter.node_pools
     room = settings.pool_node_allocatable(pool, "g4dn.xlarge")
-    assert (room.cpu_millicores, room.memory_mib) == (3200, 13150)
+    assert (room.cpu_millicores, room.memory_mib) == (3180, 13070)
 
 
 def test_default_shape_shrinks_until_a_node_holds_all_its_slots() -> None:
-    """Four pods per T4 with staging's DaemonSets: 3200m / 4 = 800m; 13150 MiB / 4 = 3287 -> 3264 MiB
-    (50m and 64 MiB steps). The old fixed 500m allowance gave 850m: 4 x 850m = 3400m > 3200m really free."""
+    """Four pods per T4 with staging's DaemonSets: 3180m / 4 = 795 -> 750m; 13070 MiB / 4 = 3267 -> 3264 MiB
+    (50m and 64 MiB steps). The old fixed 500m allowance gave 850m: 4 x 850m = 3400m > 3180m really free."""
     settings = settings_with(
         {"instanceTypes": ["g4dn.xlarge"], "warmGpuSlots": 4},
         gpuSharing={"strategy": "time-slicing", "replicas": 4},
     )
     shape = settings.warm_slot_shape_for(settings.karpenter.node_pools[0])
-    assert (shape.cpu_millicores, shape.memory_mib) == (800, 3264)
+    assert (shape.cpu_millicores, shape.memory_mib) == (750, 3264)
 
 
 WARM = "gpu-platform:karpenter.nodePools[0]"
@@ -152,13 +152,13 @@ BAD_HEADROOM = [
     ({"warmGpuSlots": -1}, {}, f"{WARM}.warmGpuSlots", "must be between 0 and 10000 (got -1)"),
     # gpuLimit 8 physical T4s x 3 replicas = 24 slots at most.
     ({"warmGpuSlots": 25}, {}, f"{WARM}.warmGpuSlots", "gpuLimit x replicas = 8 x 3 = 24"),
-    # 3 slots x 2 cores = 6 cores do not fit the 3200m of a g4dn.xlarge.
+    # 3 slots x 2 cores = 6 cores do not fit the 3180m of a g4dn.xlarge.
     ({"warmSlotShape": {"cpuMillicores": 2000, "memoryMib": 1024}, "warmGpuSlots": 1}, {}, f"{WARM}.warmSlotShape", "do not fit one g4dn.xlarge"),
-    ({"warmSlotShape": {"cpuMillicores": 500, "memoryMib": 8192}, "warmGpuSlots": 1}, {}, f"{WARM}.warmSlotShape", "(3200m / 13150 MiB allocatable"),
+    ({"warmSlotShape": {"cpuMillicores": 500, "memoryMib": 8192}, "warmGpuSlots": 1}, {}, f"{WARM}.warmSlotShape", "(3180m / 13070 MiB allocatable"),
     ({"warmSlotShape": {"cpuMillicores": 500}, "warmGpuSlots": 1}, {}, f"{WARM}.warmSlotShape.memoryMib", "required"),
     # 24 slots need 8 g4dn.xlarge (32 vCPUs) or 2 g4dn.12xlarge (96 vCPUs): both above cpuLimit 16.
     ({"warmGpuSlots": 24, "cpuLimit": 16}, {}, f"{WARM}.warmGpuSlots", "exceed cpuLimit 16"),
-    # 64 pods per T4 leave 3200m / 64 -> 50m each: below a usable pod, so the default shape is refused.
+    # 64 pods per T4 leave 3180m / 64 -> under 50m each: below a usable pod, so the default shape is refused.
     ({"instanceTypes": ["g4dn.xlarge"], "warmGpuSlots": 1}, {"gpuSharing": {"strategy": "time-slicing", "replicas": 64}}, f"{WARM}.warmSlotShape", "below a usable pod"),
 ]  # fmt: skip
 
@@ -167,7 +167,7 @@ def test_an_explicit_small_shape_is_the_users_choice() -> None:
     tiny = {"cpuMillicores": 50, "memoryMib": 128}
     settings = settings_with(
         {"instanceTypes": ["g4dn.xlarge"], "warmGpuSlots": 1, "warmSlotShape": tiny},
-        gpuSharing={"strategy": "time-slicing", "replicas": 64},
+        gpuSharing={"strategy": "time-slicing", "replicas": 48},
     )
     shape = settings.warm_slot_shape_for(settings.karpenter.node_pools[0])
     assert (shape.cpu_millicores, shape.memory_mib) == (50, 128)
@@ -297,22 +297,22 @@ def test_a_warm_slot_lands_on_its_pool_and_only_there() -> None:
 
 DEFAULT_SHAPES = [
     # (instance type, sharing, observability, hand-computed allocatable (m, MiB), slots, default shape (m, MiB))
-    # g4dn.xlarge, staging's DaemonSets (720m / 440 MiB with the EBS CSI node plugin): 3200m / 13150 MiB;
-    # 4 slots -> 800m, 3287 -> 3264.
-    ("g4dn.xlarge", {"strategy": "time-slicing", "replicas": 4}, {}, (3200, 13150), 4, (800, 3264)),
-    # 6 slots: 533 -> 500m; 2191 -> 2176 MiB.
-    ("g4dn.xlarge", {"strategy": "time-slicing", "replicas": 6}, {}, (3200, 13150), 6, (500, 2176)),
+    # g4dn.xlarge, staging's DaemonSets (740m / 520 MiB with the EBS CSI node pod): 3180m / 13070 MiB;
+    # 4 slots -> 795 -> 750m, 3267 -> 3264.
+    ("g4dn.xlarge", {"strategy": "time-slicing", "replicas": 4}, {}, (3180, 13070), 4, (750, 3264)),
+    # 6 slots: 530 -> 500m; 2178 -> 2176 MiB.
+    ("g4dn.xlarge", {"strategy": "time-slicing", "replicas": 6}, {}, (3180, 13070), 6, (500, 2176)),
     # g6.xlarge (4 vCPUs, 16 GiB, one L4): the same figures as g4dn.xlarge.
-    ("g6.xlarge", {"strategy": "time-slicing", "replicas": 4}, {}, (3200, 13150), 4, (800, 3264)),
-    # MPS adds its control daemon (770m / 504 MiB): 3150m / 13086 MiB; 4 slots -> 787 -> 750m, 3271 -> 3264.
-    ("g4dn.xlarge", {"strategy": "mps", "replicas": 4}, {}, (3150, 13086), 4, (750, 3264)),
-    # No observability (210m / 154 MiB): 3710m / 13436 MiB; 4 slots -> 927 -> 900m, 3359 -> 3328.
-    ("g4dn.xlarge", {"strategy": "time-slicing", "replicas": 4}, NO_OBSERVABILITY, (3710, 13436), 4, (900, 3328)),
-    # g4dn.2xlarge: 8000 - 90 - 720 = 7190m; 32768 - 2458 - 1465 - 100 - 440 = 28305 MiB; 3 slots: the typical pod.
-    ("g4dn.2xlarge", {"strategy": "time-slicing", "replicas": 3}, {}, (7190, 28305), 3, (1000, 4096)),
-    # g4dn.12xlarge, 4 T4 x 16: 48000 - 190 - 720 = 47090m; 196608 - 14746 - 1465 - 100 - 440 = 179857 MiB;
-    # 64 slots -> 735 -> 700m, 2810 -> 2752 MiB.
-    ("g4dn.12xlarge", {"strategy": "time-slicing", "replicas": 16}, {}, (47090, 179857), 64, (700, 2752)),
+    ("g6.xlarge", {"strategy": "time-slicing", "replicas": 4}, {}, (3180, 13070), 4, (750, 3264)),
+    # MPS adds its control daemon (790m / 584 MiB): 3130m / 13006 MiB; 4 slots -> 782 -> 750m, 3251 -> 3200.
+    ("g4dn.xlarge", {"strategy": "mps", "replicas": 4}, {}, (3130, 13006), 4, (750, 3200)),
+    # No observability (230m / 234 MiB): 3690m / 13356 MiB; 4 slots -> 922 -> 900m, 3339 -> 3328.
+    ("g4dn.xlarge", {"strategy": "time-slicing", "replicas": 4}, NO_OBSERVABILITY, (3690, 13356), 4, (900, 3328)),
+    # g4dn.2xlarge: 8000 - 90 - 740 = 7170m; 32768 - 2458 - 1465 - 100 - 520 = 28225 MiB; 3 slots: the typical pod.
+    ("g4dn.2xlarge", {"strategy": "time-slicing", "replicas": 3}, {}, (7170, 28225), 3, (1000, 4096)),
+    # g4dn.12xlarge, 4 T4 x 16: 48000 - 190 - 740 = 47070m; 196608 - 14746 - 1465 - 100 - 520 = 179777 MiB;
+    # 64 slots -> 735 -> 700m, 2809 -> 2752 MiB.
+    ("g4dn.12xlarge", {"strategy": "time-slicing", "replicas": 16}, {}, (47070, 179777), 64, (700, 2752)),
 ]  # fmt: skip
 
 

@@ -65,10 +65,13 @@ NODE_MONITORING_AGENT: Final = Allocatable(10, 30)
 NODE_MONITORING_DCGM_SERVER: Final = NO_REQUEST
 # aws-ebs-csi-driver (the EKS add-on the hubs' database volumes need): `node.resources.requests` and
 # `controller.resources.requests` 10m / 40Mi, `node.tolerateAllTaints: true` (kubernetes-sigs/aws-ebs-csi-driver
-# charts/aws-ebs-csi-driver/values.yaml; the same figures across the 1.x chart line the add-on builds from): the
-# node DaemonSet runs on every node, GPU nodes included.
-EBS_CSI_NODE: Final = Allocatable(10, 40)
-EBS_CSI_CONTROLLER: Final = Allocatable(10, 40)
+# charts/aws-ebs-csi-driver/values.yaml), and every sidecar without its own resources falls back to them
+# (templates/node.yaml: `default .Values.node.resources .Values.sidecars.<name>.resources`): the node pod is the
+# plugin, node-driver-registrar and liveness-probe (3 x 10m / 40Mi), on every node, GPU nodes included; the
+# controller pod counts the plugin, provisioner, attacher, resizer and liveness-probe the same way (5 x; the
+# snapshotter needs the snapshot CRDs, the volume modifier is off).
+EBS_CSI_NODE: Final = Allocatable(3 * 10, 3 * 40)
+EBS_CSI_CONTROLLER: Final = Allocatable(5 * 10, 5 * 40)
 
 
 # EKS managed node groups with prefix delegation get maxPods 110 below 30 vCPUs (awslabs/amazon-eks-ami
