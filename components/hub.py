@@ -165,17 +165,22 @@ class LabHubs(pulumi.ComponentResource):
             EBS_CSI_DRIVER_POLICY, after=[],
         )  # fmt: skip
         manifest = hub_database.database_storage_class()
-        storage_class = k8s.storage.v1.StorageClass(
-            f"{name}-db",
+        return [self._storage_class(f"{name}-db", manifest, args.k8s_provider, addon)]
+
+    def _storage_class(
+        self, name: str, manifest: Any, provider: k8s.Provider, driver: pulumi.Resource
+    ) -> k8s.storage.v1.StorageClass:
+        """A StorageClass from its rendered manifest (a dict, or an Output of one), after its CSI driver's add-on."""
+        return k8s.storage.v1.StorageClass(
+            name,
             metadata=manifest["metadata"],
             provisioner=manifest["provisioner"],
             parameters=manifest["parameters"],
             reclaim_policy=manifest["reclaimPolicy"],
             volume_binding_mode=manifest["volumeBindingMode"],
             allow_volume_expansion=manifest["allowVolumeExpansion"],
-            opts=pulumi.ResourceOptions(parent=self, provider=args.k8s_provider, depends_on=[addon]),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[driver]),
         )
-        return [storage_class]
 
     def _csi_addon(
         self,
@@ -226,16 +231,7 @@ class LabHubs(pulumi.ComponentResource):
         settings = args.settings
         provider = args.k8s_provider
         manifest = self.file_system.id.apply(lambda fs_id: hub_storage.home_storage_class(lab, fs_id))
-        storage_class = k8s.storage.v1.StorageClass(
-            f"{name}-{lab.name}-home",
-            metadata=manifest["metadata"],
-            provisioner=manifest["provisioner"],
-            parameters=manifest["parameters"],
-            reclaim_policy=manifest["reclaimPolicy"],
-            volume_binding_mode=manifest["volumeBindingMode"],
-            allow_volume_expansion=manifest["allowVolumeExpansion"],
-            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[efs_csi]),
-        )
+        storage_class = self._storage_class(f"{name}-{lab.name}-home", manifest, provider, efs_csi)
         assert lab.hub is not None
         pools = profile_pools(settings, lab.hub)
         gpu_idle = gpu_idle_for(settings, lab.hub)

@@ -8,6 +8,7 @@ Documents and objects come from the pure renderers in `karpenter_iam`, `karpente
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -175,13 +176,8 @@ class Karpenter(pulumi.ComponentResource):
                 pool, settings.cluster_name, settings.tags, node_role_name=role
             )
         )
-        node_class_cr = k8s.apiextensions.CustomResource(
-            f"{name}-{pool.name}-nodeclass",
-            api_version=karpenter_manifests.NODECLASS_API_VERSION,
-            kind="EC2NodeClass",
-            metadata=node_class.apply(lambda obj: obj["metadata"]),
-            spec=node_class.apply(lambda obj: obj["spec"]),
-            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*karpenter_ready, *node_identity]),
+        node_class_cr = self._node_class(
+            f"{name}-{pool.name}", node_class, provider, [*karpenter_ready, *node_identity]
         )
         node_pool = cpu_user_pool_manifests.node_pool(pool)
         k8s.apiextensions.CustomResource(
@@ -191,6 +187,20 @@ class Karpenter(pulumi.ComponentResource):
             metadata=node_pool["metadata"],
             spec=node_pool["spec"],
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*karpenter_ready, node_class_cr]),
+        )
+
+    def _node_class(
+        self, name: str, node_class: pulumi.Output[dict[str, Any]], provider: k8s.Provider, after: list[pulumi.Resource]
+    ) -> k8s.apiextensions.CustomResource:
+        """A pool's EC2NodeClass (GPU or CPU user pool); `after`: the CRDs, and the node role's policies and access
+        entry (nodes of the class can join only once both exist)."""
+        return k8s.apiextensions.CustomResource(
+            f"{name}-nodeclass",
+            api_version=karpenter_manifests.NODECLASS_API_VERSION,
+            kind="EC2NodeClass",
+            metadata=node_class.apply(lambda obj: obj["metadata"]),
+            spec=node_class.apply(lambda obj: obj["spec"]),
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=after),
         )
 
     def _gpu_pool(
@@ -209,14 +219,8 @@ class Karpenter(pulumi.ComponentResource):
         node_class = self.node_role.name.apply(
             lambda role: karpenter_manifests.node_class(pool, sharing, basis, node_role_name=role)
         )
-        node_class_cr = k8s.apiextensions.CustomResource(
-            f"{name}-{pool.name}-nodeclass",
-            api_version=karpenter_manifests.NODECLASS_API_VERSION,
-            kind="EC2NodeClass",
-            metadata=node_class.apply(lambda obj: obj["metadata"]),
-            spec=node_class.apply(lambda obj: obj["spec"]),
-            # Nodes of this class can join only once their role has its policies and an access entry.
-            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*karpenter_ready, *node_identity]),
+        node_class_cr = self._node_class(
+            f"{name}-{pool.name}", node_class, provider, [*karpenter_ready, *node_identity]
         )
         overlays = [
             k8s.apiextensions.CustomResource(

@@ -144,6 +144,33 @@ def run_program(project: Path = PROJECT_DIR) -> dict[str, Any]:
     return runpy.run_path(str(project / "__main__.py"), run_name="__main__")
 
 
+def registered_transforms(values: dict[str, str], resource_type: str) -> dict[str, int]:
+    """Run staging's program with `values` under the mocks and count, per resource of `resource_type` (a pulumi-eks
+    component or child type), the transforms registered on it: how a transform the mocks never run is proven
+    attached (node repair, scheduler scoring). A whole program run: `slow` (`SLOW_CALL`)."""
+    from offline.config_files import read_stack_config
+    from offline.runner import install_mocks
+
+    stack_config = read_stack_config(PROJECT_DIR, "staging")
+    monitor = install_mocks(stack_config.project, "staging", "us-west-1", values, list(stack_config.secret_keys))
+    transforms: dict[str, int] = {}
+    register = monitor.RegisterResource
+
+    def spy(request: Any) -> Any:
+        if request.type == resource_type:
+            transforms[request.name] = len(request.transforms)
+        return register(request)
+
+    monitor.RegisterResource = spy  # type: ignore[method-assign]
+
+    @pulumi.runtime.test
+    def program() -> None:
+        run_program()
+
+    program()
+    return transforms
+
+
 def without_hubs(labs_json: str) -> str:
     """`gpu-platform:labs` with no lab's hub: a hub needs Karpenter pools, for tests that switch Karpenter off."""
     return json.dumps([{key: value for key, value in lab.items() if key != "hub"} for lab in json.loads(labs_json)])
@@ -247,7 +274,7 @@ SLOW_FIXTURES = frozenset(
     }
 )
 SLOW_CALL = re.compile(
-    r"\b(subprocess\.|run_synth\(|synthesize\(|run_program\(|_policy_check\(|run_prepull\(|getfixturevalue\()"
+    r"\b(subprocess\.|run_synth\(|synthesize\(|run_program\(|registered_transforms\(|_policy_check\(|run_prepull\(|getfixturevalue\()"
 )
 
 

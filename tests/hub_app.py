@@ -30,6 +30,16 @@ from typing import Any
 
 import yaml
 
+# An oidc login block as an operator writes it (group-restricted: oauthenticator 17 then needs manage_groups).
+OIDC_AUTH = {
+    "type": "oidc",
+    "clientId": "abc",
+    "clientSecret": "[secret]",
+    "authorizeUrl": "https://auth.example.org/oauth2/authorize",
+    "tokenUrl": "https://auth.example.org/oauth2/token",
+    "userdataUrl": "https://auth.example.org/oauth2/userInfo",
+    "allowedGroups": ["learners"],
+}
 CHART_NAME, CHART_VERSION, APP_VERSION = "jupyterhub", "4.4.0", "5.5.0"
 HUB_ETC = "/usr/local/etc/jupyterhub"
 # The chart's defaults with `fullnameOverride: ""`: unprefixed names (templates/_helpers-names.tpl @ 4.4.0).

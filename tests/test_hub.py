@@ -50,6 +50,7 @@ from components.settings import LabSettings, StackSettings, load_settings
 from offline.plan import Plan
 from tests import apiserver_model
 from tests.conftest import STACKS, shared_path
+from tests.hub_app import OIDC_AUTH
 from tests.k8s_validation import pod_can_land_on, tolerates, validate_core_object
 from tests.kubespawner_pods import helm_merge, spawned_pod, without_nulls
 from tests.pod_security import restricted_problems
@@ -89,22 +90,11 @@ def variant(settings: StackSettings, **hub: Any) -> tuple[StackSettings, LabSett
     return changed, next(x for x in changed.labs if x.name == lab["name"])
 
 
-OIDC = {
-    "type": "oidc",
-    "clientId": "abc",
-    "clientSecret": "[secret]",
-    "authorizeUrl": "https://auth.example.org/oauth2/authorize",
-    "tokenUrl": "https://auth.example.org/oauth2/token",
-    "userdataUrl": "https://auth.example.org/oauth2/userInfo",
-    "allowedGroups": ["learners"],
-}
-
-
 def every_hub(settings: dict[str, StackSettings]) -> list[tuple[str, StackSettings, LabSettings]]:
     """Each shipped hub, plus variants covering the other logins and an internal load balancer."""
     cases = [(f"{stack}-{lab.name}", s, lab) for stack, s in settings.items() for lab in hub_labs(s)]
     staging = settings["staging"]
-    cases.append(("staging-oidc-internal", *variant(staging, auth=OIDC, internal=True, certificateArn=None)))
+    cases.append(("staging-oidc-internal", *variant(staging, auth=OIDC_AUTH, internal=True, certificateArn=None)))
     return cases
 
 
@@ -209,7 +199,7 @@ def test_logins(settings: dict[str, StackSettings]) -> None:
     assert (
         github["GitHubOAuthenticator"]["oauth_callback_url"] == "https://vision-lab.hub.example.org/hub/oauth_callback"
     )
-    oidc = merged_values(*variant(settings["staging"], auth=OIDC, hostname="hub.example.org"))["hub"]["config"]
+    oidc = merged_values(*variant(settings["staging"], auth=OIDC_AUTH, hostname="hub.example.org"))["hub"]["config"]
     assert oidc["JupyterHub"]["authenticator_class"] == "generic-oauth"
     assert oidc["GenericOAuthenticator"]["allowed_groups"] == ["learners"]
     # Never an authenticator that takes any password (the chart's default is `dummy`).

@@ -29,20 +29,11 @@ from components.renderers import hub_namespace, hub_notebook_pod, hub_profiles, 
 from components.settings import LabSettings, StackSettings, load_settings
 from components.settings.hub import ADMIN_PASSWORD_MIN_LENGTH, SHARED_PASSWORD_MIN_LENGTH
 from tests.conftest import PROJECT_DIR, shared_path
-from tests.hub_app import hub_tree
+from tests.hub_app import OIDC_AUTH, hub_tree
 from tests.kubespawner_pods import helm_merge, without_nulls
 
 CHART_DIR = ("schemas", "jupyterhub", "4.4.0")
 LEARNER = hub_notebook_pod.EXAMPLE_LEARNER
-OIDC = {
-    "type": "oidc",
-    "clientId": "abc",
-    "clientSecret": "[secret]",
-    "authorizeUrl": "https://auth.example.org/oauth2/authorize",
-    "tokenUrl": "https://auth.example.org/oauth2/token",
-    "userdataUrl": "https://auth.example.org/oauth2/userInfo",
-    "allowedGroups": ["learners"],
-}
 # A deploy's decrypted secrets: distinct, each as short as the settings allow.
 DECRYPTED = {
     "user_password": "u" * SHARED_PASSWORD_MIN_LENGTH,
@@ -123,7 +114,7 @@ def hubs(stack_configs: dict[str, dict[str, str]], tmp_path_factory: pytest.Temp
     settings = {stack: load_settings(config) for stack, config in stack_configs.items()}
     shipped = {stack: next(lab for lab in s.labs if lab.hub is not None) for stack, s in settings.items()}
     cases = {"staging": (settings["staging"], shipped["staging"]), "prod": (settings["prod"], shipped["prod"]),
-             "oidc": changed_hub(settings["staging"], auth=OIDC, hostname="hub.example.org",
+             "oidc": changed_hub(settings["staging"], auth=OIDC_AUTH, hostname="hub.example.org",
                                  adminUsers=["teacher@example.org"])}  # fmt: skip
     runs: dict[str, tuple[LabSettings, dict[str, Any], list[str]]] = {}
     for case, (stack_settings, lab) in cases.items():

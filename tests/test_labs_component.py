@@ -84,10 +84,15 @@ def test_kubernetes_children_are_exactly_the_rendered_objects(registrations: lis
     members = [r for r in registrations if r.type == "gpu-platform:labs:LabMembers" and r.parent == labs.urn]
     assert len(members) == len(settings.labs)
     for component, lab in zip(members, settings.labs, strict=True):
-        rbac = [r for r in registrations if r.parent == component.urn]
-        assert [{k: v for k, v in r.inputs.items() if k != "skipAwait"} for r in rbac] == member_rbac(lab)
-        assert rbac[0].urn in rbac[1].dependencies
-        assert all(r.provider is not None and r.provider.startswith(provider.urn + "::") for r in rbac)
+        # By kind, not by position: the mocks record registrations as their RPCs complete, in any order.
+        rbac = {r.inputs["kind"]: r for r in registrations if r.parent == component.urn}
+        expected_rbac = {obj["kind"]: obj for obj in member_rbac(lab)}
+        assert {
+            kind: {k: v for k, v in r.inputs.items() if k != "skipAwait"} for kind, r in rbac.items()
+        } == expected_rbac
+        assert rbac["Role"].urn in rbac["RoleBinding"].dependencies
+        rbac_list = list(rbac.values())
+        assert all(r.provider is not None and r.provider.startswith(provider.urn + "::") for r in rbac_list)
 
 
 def test_labs_create_no_access_entries(registrations: list[Registration]) -> None:

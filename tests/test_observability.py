@@ -29,9 +29,8 @@ from components.resources import node_repair
 from components.settings import SettingsError, StackSettings, capacity, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
-from offline.runner import install_mocks
 from offline.summary import render_summary
-from tests.conftest import PROJECT_DIR, STACKS, run_program
+from tests.conftest import PROJECT_DIR, STACKS, registered_transforms
 from tests.k8s_validation import tolerates, validate_core_object
 
 ADDON = "aws:eks/addon:Addon"
@@ -492,23 +491,7 @@ def test_both_managed_node_groups_carry_the_repair_transform(node_repair: bool) 
         observability={"nodeRepair": node_repair},
         gpuNodeGroup={"enabled": True, "minSize": 1, "desiredSize": 1, "maxSize": 1},
     )
-    stack_config = read_stack_config(PROJECT_DIR, "staging")
-    monitor = install_mocks(stack_config.project, "staging", "us-west-1", values, list(stack_config.secret_keys))
-    transforms: dict[str, int] = {}
-    register = monitor.RegisterResource
-
-    def spy(request: Any) -> Any:
-        if request.type == MNG:
-            transforms[request.name] = len(request.transforms)
-        return register(request)
-
-    monitor.RegisterResource = spy  # type: ignore[method-assign]
-
-    @pulumi.runtime.test
-    def program() -> None:
-        run_program()
-
-    program()
+    transforms = registered_transforms(values, MNG)
     assert transforms == {"cluster-system": int(node_repair), "gpu-nodes-mng": int(node_repair)}
 
 

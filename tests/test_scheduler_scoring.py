@@ -13,9 +13,8 @@ from components.resources import scheduler_scoring
 from components.settings import load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
-from offline.runner import install_mocks
 from offline.summary import render_summary
-from tests.conftest import PROJECT_DIR, run_program
+from tests.conftest import PROJECT_DIR, registered_transforms
 
 EKS_COMPONENT = "eks:index:Cluster"
 
@@ -74,24 +73,7 @@ def test_weights_are_within_the_apis_range() -> None:
 @pytest.mark.usefixtures("reset_runtime")
 @pytest.mark.parametrize("on", [True, False])
 def test_the_cluster_component_carries_the_transform_when_switched_on(on: bool) -> None:
-    values = _values(mostAllocatedScoring=on)
-    stack_config = read_stack_config(PROJECT_DIR, "staging")
-    monitor = install_mocks(stack_config.project, "staging", "us-west-1", values, list(stack_config.secret_keys))
-    transforms: dict[str, int] = {}
-    register = monitor.RegisterResource
-
-    def spy(request: Any) -> Any:
-        if request.type == EKS_COMPONENT:
-            transforms[request.name] = len(request.transforms)
-        return register(request)
-
-    monitor.RegisterResource = spy  # type: ignore[method-assign]
-
-    @pulumi.runtime.test
-    def program() -> None:
-        run_program()
-
-    program()
+    transforms = registered_transforms(_values(mostAllocatedScoring=on), EKS_COMPONENT)
     assert transforms == {"cluster-eks": int(on)}
 
 
