@@ -35,16 +35,7 @@ def problems_from(exc: ValidationError, root: type[BaseModel]) -> list[tuple[str
     for error in exc.errors(include_url=False):
         # `schema_location` keeps a tagged union's member (the schema needs it); the key path drops it.
         schema_location = list(error["loc"])
-        message = error["msg"].removeprefix("Value error, ")
-        # A model-level check names its own key as "<field>: ..."; fold it into the path.
-        head, sep, rest = message.partition(": ")
-        if sep and re.fullmatch(r"[a-zA-Z][\w.\[\]]*", head):
-            # `labs.0.members` and `adminPrincipalArns[0]` both name a list element.
-            schema_location += [
-                int(index or key) if (index or key).isdigit() else key
-                for key, index in re.findall(r"(\w+)|\[(\d+)\]", head)
-            ]
-            message = rest
+        message = _folded(error["msg"].removeprefix("Value error, "), schema_location)
         if error["type"] in _UNION_TAG_ERRORS:
             # pydantic names the union's own key (`hub.auth`); the mistake is in its discriminator (`auth.type`).
             union = config_rules.schema_at(root, schema_location) or {}
@@ -52,6 +43,25 @@ def problems_from(exc: ValidationError, root: type[BaseModel]) -> list[tuple[str
         location = _without_union_tags(schema_location, root)
         problems.append((key_path(location), _with_allowed(error, message, schema_location, root)))
     return without_respelled_missing(problems)
+
+
+def check_problem(error: ValueError, root: type[BaseModel]) -> tuple[str, str]:
+    """A check across sections (`components/settings/checks/`) as `(key path, what is allowed)`."""
+    location: list[Any] = []
+    message = _folded(str(error), location)
+    return key_path(_without_union_tags(location, root)), message
+
+
+def _folded(message: str, location: list[Any]) -> str:
+    """A check names its own key as "<key path>: ..."; fold that key into `location` and return the rest."""
+    head, sep, rest = message.partition(": ")
+    if not (sep and re.fullmatch(r"[a-zA-Z][\w.\[\]]*", head)):
+        return message
+    # `labs.0.members` and `adminPrincipalArns[0]` both name a list element.
+    location += [
+        int(index or key) if (index or key).isdigit() else key for key, index in re.findall(r"(\w+)|\[(\d+)\]", head)
+    ]
+    return rest
 
 
 def without_respelled_missing(problems: list[tuple[str, str]]) -> list[tuple[str, str]]:

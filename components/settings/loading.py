@@ -10,10 +10,12 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
 from components.facts import config_rules
+from components.settings.checks.sections import check_stack
 from components.settings.errors import (
     NAMESPACE,
     REGION_KEY,
     SettingsError,
+    check_problem,
     key_path,
     problems_from,
     without_respelled_missing,
@@ -69,10 +71,21 @@ def load_settings(raw_config: Mapping[str, str], secret_keys: Iterable[str] = ()
         reported = [path for path, _ in problems]
         problems += [p for p in problems_from(exc, StackSettings) if not any(_covers(r, p[0]) for r in reported)]
     else:
-        problems += _clear_text_hub_secrets(settings, secrets)
+        problems += _checked(settings, secrets, [path for path, _ in problems])
     if problems:
         raise SettingsError(without_respelled_missing(problems))
     return settings
+
+
+def _checked(settings: StackSettings, secrets: set[str], reported: list[str]) -> list[tuple[str, str]]:
+    """The checks across sections on a model whose sections are each valid (the first that fails is the one
+    reported, unless its key was reported already), else the hub secrets given in clear text."""
+    try:
+        check_stack(settings)
+    except ValueError as error:
+        problem = check_problem(error, StackSettings)
+        return [] if any(_covers(r, problem[0]) for r in reported) else [problem]
+    return _clear_text_hub_secrets(settings, secrets)
 
 
 def _clear_text_hub_secrets(settings: StackSettings, secret_keys: set[str]) -> list[tuple[str, str]]:

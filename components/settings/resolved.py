@@ -1,4 +1,8 @@
-"""One capacity model: what each GPU pool holds, worked out once per pool from the one catalog.
+"""The resolved model: every GPU pool worked out once from the settings sections, one frozen object each.
+
+`resolve` takes the sections (never `StackSettings`, which calls it once and keeps the result as
+`StackSettings.resolved`); the checks, renderers, components, the summary and the alarms read its attributes
+rather than working a pool's facts out again.
 
 Per pool (a Karpenter NodePool, or the managed GPU group) and per instance type it may launch: physical GPUs
 and vCPUs (`components/facts/gpu_catalog.py`), shared `nvidia.com/gpu` slots per node (GPUs x sharing replicas:
@@ -20,14 +24,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal
+from typing import Final, Literal
 
-from components.facts import gpu_catalog, node_allocatable
-from components.settings.gpu import GpuSharingSettings
-from components.settings.karpenter import TYPICAL_WARM_SLOT, NodePoolSettings, WarmSlotShape
-
-if TYPE_CHECKING:
-    from components.settings.stack import StackSettings
+from components.facts import gpu_catalog, node_allocatable, timetable
+from components.settings.gpu import GpuNodeGroupSettings, GpuNodeSettings, GpuSharingSettings
+from components.settings.hub import HubSettings
+from components.settings.karpenter import TYPICAL_WARM_SLOT, KarpenterSettings, NodePoolSettings, WarmSlotShape
+from components.settings.labs import LabSession, LabSettings
+from components.settings.observability import ObservabilitySettings
 
 # The name the managed GPU node group goes by where pools are listed (summary, dashboards).
 MANAGED_GROUP_POOL = "managed-gpu-group"
@@ -127,11 +131,21 @@ class NodeCapacity:
         return -(-wanted_slots // self.slots)
 
 
-@dataclass(frozen=True)
-class PoolCapacity:
-    """A pool's capacity: its sharing, one `NodeCapacity` per instance type it may launch, and its limits.
+def default_warm_slot_shape(nodes: Sequence[NodeCapacity]) -> WarmSlotShape:
+    """The largest share up to a typical lab pod that lets every node of `nodes` hold all its slots."""
+    cpu, memory = TYPICAL_WARM_SLOT.cpu_millicores, TYPICAL_WARM_SLOT.memory_mib
+    for node in nodes:
+        cpu = min(cpu, node.allocatable.cpu_millicores // node.slots // 50 * 50)  # round down to 50m
+        memory = min(memory, node.allocatable.memory_mib // node.slots // 64 * 64)  # and to 64 MiB
+    return WarmSlotShape(cpu_millicores=max(cpu, 10), memory_mib=max(memory, 16))
 
-    A Karpenter pool is bounded by gpuLimit (physical GPUs) and cpuLimit (vCPUs); the managed group by maxSize.
+
+@dataclass(frozen=True, kw_only=True)
+class ResolvedPool:
+    """A GPU pool: its sharing, one `NodeCapacity` per instance type it may launch, and its limits.
+
+    A Karpenter pool (`KarpenterPool`) is bounded by gpuLimit (physical GPUs) and cpuLimit (vCPUs); the managed
+    group by maxSize.
     """
 
     name: str
@@ -187,11 +201,7 @@ class PoolCapacity:
 
     def default_warm_slot_shape(self) -> WarmSlotShape:
         """The largest share up to a typical lab pod that lets every node of the pool hold all its slots."""
-        cpu, memory = TYPICAL_WARM_SLOT.cpu_millicores, TYPICAL_WARM_SLOT.memory_mib
-        for node in self.nodes:
-            cpu = min(cpu, node.allocatable.cpu_millicores // node.slots // 50 * 50)  # round down to 50m
-            memory = min(memory, node.allocatable.memory_mib // node.slots // 64 * 64)  # and to 64 MiB
-        return WarmSlotShape(cpu_millicores=max(cpu, 10), memory_mib=max(memory, 16))
+        return default_warm_slot_shape(self.nodes)
 
     @property
     def quota_vcpus(self) -> int:
@@ -213,66 +223,162 @@ class PoolCapacity:
         return min(node.slots for node in self.nodes) * self.desired_nodes
 
 
-def _node(settings: StackSettings, sharing: GpuSharingSettings, instance_type: str) -> NodeCapacity:
-    daemonsets = node_allocatable.daemonset_requests(
-        gpu_metrics=settings.observability.gpu_metrics,
-        node_repair=settings.observability.node_repair,
-        mps=sharing.strategy == "mps",
-        ebs_csi=settings.ebs_csi_driver_enabled,
-    )
-    gpus = gpu_catalog.gpu_count(instance_type)
-    return NodeCapacity(
-        instance_type=instance_type,
-        gpus=gpus,
-        vcpus=gpu_catalog.vcpus(instance_type),
-        slots=slots(gpus, sharing.replicas),
-        allocatable=node_allocatable.pod_allocatable(
-            instance_type, max_pods=settings.gpu_nodes.max_pods, daemonsets=daemonsets
-        ),
-    )
+@dataclass(frozen=True, kw_only=True)
+class KarpenterPool(ResolvedPool):
+    """A Karpenter pool with what the timetable, the warm headroom and the hubs read of it."""
+
+    settings: NodePoolSettings
+    index: int  # its place in karpenter.nodePools (the key paths of the checks)
+    warm_slot_shape: WarmSlotShape  # its setting, else the default shape (`default_warm_slot_shape`)
+    sessions: tuple[timetable.Session, ...]  # every lab session it serves, in config order
+    lead_minutes: int  # how long before a session its buffer is raised: the modelled time to GPU, rounded up
+    session_hold_seconds: int  # the longest a node must keep one session pod alive (0: no session)
+    node_hold_seconds: int  # the longest a node must keep one lab pod alive: a session's or a hub notebook's
+
+    @property
+    def key(self) -> str:
+        return f"karpenter.nodePools.{self.index}"
 
 
-def pool_capacity(settings: StackSettings, pool: NodePoolSettings) -> PoolCapacity:
-    """A Karpenter pool's capacity, per instance type it may launch."""
-    sharing = settings.sharing_for(pool)
-    return PoolCapacity(
+@dataclass(frozen=True)
+class ResolvedStack:
+    """Every GPU pool of a stack, resolved once: the managed group's (while enabled), then each Karpenter pool's."""
+
+    managed_group: ResolvedPool | None
+    karpenter_pools: tuple[KarpenterPool, ...]  # in config order; none while Karpenter is off
+
+    @property
+    def pools(self) -> tuple[ResolvedPool, ...]:
+        return (*([self.managed_group] if self.managed_group is not None else []), *self.karpenter_pools)
+
+    @property
+    def managed_group_slots(self) -> int:
+        """Shared GPU slots the managed group's desired nodes offer (its smallest instance type), 0 if disabled."""
+        return self.managed_group.desired_slots if self.managed_group is not None else 0
+
+    def pool(self, name: str) -> KarpenterPool:
+        return next(pool for pool in self.karpenter_pools if pool.name == name)
+
+    def hub_pools(self, hub: HubSettings) -> tuple[KarpenterPool, ...]:
+        """The Karpenter pools a lab's hub offers as GPU profiles (its `pools`, else every pool), in config order."""
+        return tuple(pool for pool in self.karpenter_pools if hub.pools is None or pool.name in hub.pools)
+
+    @property
+    def timetabled(self) -> tuple[KarpenterPool, ...]:
+        """The Karpenter pools that serve a lab session."""
+        return tuple(pool for pool in self.karpenter_pools if pool.sessions)
+
+
+def session_pool(karpenter: KarpenterSettings, session: LabSession) -> NodePoolSettings | None:
+    """The Karpenter pool a session warms: its nodePool, else the stack's only pool (None: unresolved)."""
+    pools = karpenter.node_pools if karpenter.enabled else []
+    if session.node_pool is None:
+        return pools[0] if len(pools) == 1 else None
+    return next((pool for pool in pools if pool.name == session.node_pool), None)
+
+
+def _sessions_on(karpenter: KarpenterSettings, labs: Sequence[LabSettings], pool: str) -> tuple[timetable.Session, ...]:
+    found = []
+    for i, lab in enumerate(labs):
+        for j, session in enumerate(lab.sessions):
+            served_by = session_pool(karpenter, session)
+            if served_by is not None and served_by.name == pool:
+                found.append(
+                    timetable.Session(
+                        lab=lab.name,
+                        key=f"labs.{i}.sessions.{j}",
+                        pool=pool,
+                        schedule=session.schedule,
+                        timezone=session.timezone,
+                        duration_minutes=session.duration_minutes,
+                        learners=session.learners,
+                    )
+                )
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class _NodeInputs:
+    """What every GPU node's allocatable depends on beyond its type and its pool's sharing."""
+
+    gpu_nodes: GpuNodeSettings
+    observability: ObservabilitySettings
+    ebs_csi: bool
+
+    def node(self, sharing: GpuSharingSettings, instance_type: str) -> NodeCapacity:
+        daemonsets = node_allocatable.daemonset_requests(
+            gpu_metrics=self.observability.gpu_metrics,
+            node_repair=self.observability.node_repair,
+            mps=sharing.strategy == "mps",
+            ebs_csi=self.ebs_csi,
+        )
+        gpus = gpu_catalog.gpu_count(instance_type)
+        return NodeCapacity(
+            instance_type=instance_type,
+            gpus=gpus,
+            vcpus=gpu_catalog.vcpus(instance_type),
+            slots=slots(gpus, sharing.replicas),
+            allocatable=node_allocatable.pod_allocatable(
+                instance_type, max_pods=self.gpu_nodes.max_pods, daemonsets=daemonsets
+            ),
+        )
+
+
+def _karpenter_pool(
+    index: int, pool: NodePoolSettings, stack_sharing: GpuSharingSettings, inputs: _NodeInputs,
+    labs: Sequence[LabSettings], karpenter: KarpenterSettings,
+) -> KarpenterPool:  # fmt: skip
+    sharing = pool.gpu_sharing or stack_sharing
+    nodes = tuple(inputs.node(sharing, t) for t in pool.selected_instance_types)
+    gpu_nodes = inputs.gpu_nodes
+    lead = timetable.lead_minutes_for(
+        pre_pulls=bool(gpu_nodes.pre_pull_images), fast_image_pull=gpu_nodes.fast_image_pull
+    )
+    sessions = _sessions_on(karpenter, labs, pool.name)
+    # A session pod may land from the lead time on and must live to the session's end.
+    session_hold = max(((lead + s.duration_minutes) * 60 for s in sessions), default=0)
+    hubs = [lab.hub for lab in labs if lab.hub is not None and (lab.hub.pools is None or pool.name in lab.hub.pools)]
+    return KarpenterPool(
         name=pool.name,
         sharing=sharing,
-        nodes=tuple(_node(settings, sharing, t) for t in pool.selected_instance_types),
+        nodes=nodes,
         gpu_limit=pool.gpu_limit,
         cpu_limit=pool.cpu_limit,
+        settings=pool,
+        index=index,
+        warm_slot_shape=pool.warm_slot_shape or default_warm_slot_shape(nodes),
+        sessions=sessions,
+        lead_minutes=lead,
+        session_hold_seconds=session_hold,
+        node_hold_seconds=max([session_hold, *(hub.max_seconds for hub in hubs)]),
     )
 
 
-def managed_group_capacity(settings: StackSettings) -> PoolCapacity | None:
-    """The managed GPU node group's capacity (the stack's sharing), None while the group is disabled."""
-    group = settings.gpu_node_group
-    if not group.enabled:
-        return None
-    sharing = settings.sharing_for(None)
-    return PoolCapacity(
-        name=MANAGED_GROUP_POOL,
-        sharing=sharing,
-        nodes=tuple(_node(settings, sharing, t) for t in group.instance_types),
-        max_nodes=group.max_size,
-        desired_nodes=group.desired_size,
+def resolve(
+    *,
+    karpenter: KarpenterSettings,
+    gpu_node_group: GpuNodeGroupSettings,
+    gpu_sharing: GpuSharingSettings,
+    gpu_nodes: GpuNodeSettings,
+    observability: ObservabilitySettings,
+    labs: Sequence[LabSettings],
+    ebs_csi: bool,
+) -> ResolvedStack:
+    """Every GPU pool of the stack from its sections; `ebs_csi`: the EBS CSI node DaemonSet runs on GPU nodes."""
+    inputs = _NodeInputs(gpu_nodes, observability, ebs_csi)
+    group = None
+    if gpu_node_group.enabled:
+        group = ResolvedPool(
+            name=MANAGED_GROUP_POOL,
+            sharing=gpu_sharing,
+            nodes=tuple(inputs.node(gpu_sharing, t) for t in gpu_node_group.instance_types),
+            max_nodes=gpu_node_group.max_size,
+            desired_nodes=gpu_node_group.desired_size,
+        )
+    pools = karpenter.node_pools if karpenter.enabled else []
+    return ResolvedStack(
+        managed_group=group,
+        karpenter_pools=tuple(
+            _karpenter_pool(index, pool, gpu_sharing, inputs, labs, karpenter) for index, pool in enumerate(pools)
+        ),
     )
-
-
-def managed_group_slots(settings: StackSettings) -> int:
-    """Shared GPU slots the managed group's desired nodes offer (its smallest instance type), 0 if disabled."""
-    group = managed_group_capacity(settings)
-    return group.desired_slots if group is not None else 0
-
-
-def karpenter_capacities(settings: StackSettings) -> tuple[PoolCapacity, ...]:
-    """Every Karpenter pool's capacity, in config order (none while Karpenter is off)."""
-    if not settings.karpenter.enabled:
-        return ()
-    return tuple(pool_capacity(settings, pool) for pool in settings.karpenter.node_pools)
-
-
-def all_capacities(settings: StackSettings) -> tuple[PoolCapacity, ...]:
-    """Every GPU pool's capacity: the managed group's first (while enabled), then each Karpenter pool's."""
-    group = managed_group_capacity(settings)
-    return (*([group] if group is not None else []), *karpenter_capacities(settings))
