@@ -33,8 +33,7 @@ from components.facts.constants import (
     NFS_PORT,
     SYSTEM_NAMESPACE,
 )
-from components.renderers import hub_database, hub_gpu_idle, hub_namespace, hub_profiles, hub_storage, hub_values
-from components.renderers.hub_notebook_pod import LabProfiles
+from components.renderers import hub_database, hub_gpu_idle, hub_namespace, hub_storage, hub_values
 from components.resources.hub_gpu_idle import create_objects, metrics_role
 from components.resources.hub_namespace import create_hub_namespace
 from components.resources.pod_identity_role import pod_identity_role
@@ -42,16 +41,6 @@ from components.settings import HubGpuIdleSettings, HubSettings, LabSettings, St
 
 # The authenticator traits holding settings' secrets (HUB_SECRET_FIELDS: password, adminPassword, clientSecret).
 SECRET_TRAITS = frozenset({"user_password", "admin_password", "client_secret"})
-
-
-def profile_pools(settings: StackSettings, hub: HubSettings) -> tuple[hub_profiles.ProfilePool, ...]:
-    """The Karpenter pools a lab's hub offers, each with the sharing and warm slot shape the settings work out."""
-    return tuple(
-        hub_profiles.ProfilePool(
-            pool, settings.sharing_for(pool), settings.warm_slot_shape_for(pool), settings.capacity_of(pool).slot
-        )
-        for pool in settings.hub_pools(hub)
-    )
 
 
 def gpu_idle_for(settings: StackSettings, hub: HubSettings) -> HubGpuIdleSettings:
@@ -63,17 +52,12 @@ def reaper_values(settings: StackSettings, lab: LabSettings) -> dict[str, Any]:
     """What the lab's GPU idle reaper adds to its chart values, with the stack's CloudWatch target."""
     assert lab.hub is not None
     metrics = hub_gpu_idle.ReaperMetrics(settings.cluster_name, settings.region, lab.name, lab.hub.max_hours)
-    return hub_gpu_idle.lab_values(gpu_idle_for(settings, lab.hub), lab, metrics, profile_pools(settings, lab.hub))
+    return hub_gpu_idle.lab_values(gpu_idle_for(settings, lab.hub), lab, metrics, settings.resolved.hub_pools(lab.hub))
 
 
 def any_reaper(settings: StackSettings) -> bool:
     """Whether some lab's hub runs the GPU idle reaper (then the dashboard and alarms show it)."""
     return any(lab.hub is not None and gpu_idle_for(settings, lab.hub).enabled for lab in settings.labs)
-
-
-def lab_profiles(settings: StackSettings) -> tuple[LabProfiles, ...]:
-    """Every lab with a hub, with the pools its hub offers (the notebook pods' view)."""
-    return tuple(LabProfiles(lab, profile_pools(settings, lab.hub)) for lab in settings.labs if lab.hub is not None)
 
 
 @dataclass(frozen=True)
@@ -233,7 +217,7 @@ class LabHubs(pulumi.ComponentResource):
         manifest = self.file_system.id.apply(lambda fs_id: hub_storage.home_storage_class(lab, fs_id))
         storage_class = self._storage_class(f"{name}-{lab.name}-home", manifest, provider, efs_csi)
         assert lab.hub is not None
-        pools = profile_pools(settings, lab.hub)
+        pools = settings.resolved.hub_pools(lab.hub)
         gpu_idle = gpu_idle_for(settings, lab.hub)
         values = _with_secrets(
             hub_gpu_idle.with_reaper(

@@ -7,7 +7,7 @@ from collections import Counter
 
 from components.facts.node_allocatable import Allocatable
 from components.settings import StackSettings
-from components.settings.fit_placement import GroupFit, group_fits
+from components.settings.checks.fit_placement import GroupFit, group_fits
 
 
 def _amount(value: Allocatable) -> str:

@@ -149,7 +149,7 @@ def test_demo_meets_the_restricted_pod_security_standard_its_namespace_enforces(
 def demo_fits_one_managed_node(settings: StackSettings, deployment: dict[str, Any]) -> bool:
     """Demo pods x GPUs each <= physical GPUs of one managed GPU node x sharing replicas (smallest type)."""
     physical = min(gpu_catalog.gpu_count(t) for t in settings.gpu_node_group.instance_types)
-    return deployment["spec"]["replicas"] * gpus_per_pod(deployment) <= physical * settings.sharing_for(None).replicas
+    return deployment["spec"]["replicas"] * gpus_per_pod(deployment) <= physical * settings.gpu_sharing.replicas
 
 
 def test_the_demo_fits_on_one_shared_gpu() -> None:

@@ -29,7 +29,7 @@ from components.renderers.device_plugin_manifests import (
 )
 from components.renderers.gpu_node_daemonset import CHECKSUM_ANNOTATION
 from components.renderers.manifest_helpers import CHECKOV_SKIP_ANNOTATION_PREFIX
-from components.settings import GpuSharingSettings, NodePoolSettings, StackSettings, load_settings
+from components.settings import GpuSharingSettings, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from tests.checkov_allowlist import SKIPPABLE_CHECKS
 from tests.conftest import PROJECT_DIR
@@ -267,16 +267,15 @@ def test_the_daemon_sets_land_only_on_gpu_nodes_of_their_profile(profile: Profil
 def test_every_gpu_pool_runs_exactly_one_plugin_with_its_replicas(stack: str) -> None:
     """Managed group and each Karpenter pool: one plugin lands there, and it shares with the pool's replicas.
 
-    The Karpenter NodeOverlay advertises `settings.sharing_for(pool).replicas` per GPU; this is the
+    The Karpenter NodeOverlay advertises `settings.resolved.pool(pool.name).sharing.replicas` per GPU; this is the
     plugin making that number true.
     """
     settings = STACKS[stack]
     stack_profiles = [device_plugin_objects(s) for s in settings.sharing_profiles]
-    pools: list[NodePoolSettings | None] = [None] if settings.gpu_node_group.enabled else []
-    pools += list(settings.karpenter.node_pools) if settings.karpenter.enabled else []
+    pools = settings.resolved.pools
     assert pools
     for pool in pools:
-        sharing = settings.sharing_for(pool)
+        sharing = pool.sharing
         landing = [
             p for p in stack_profiles if pod_can_land_on(pod_spec(p.daemon_set), gpu_node_labels(sharing.profile))
         ]

@@ -64,7 +64,7 @@ def settings_of(stack_configs: dict[str, dict[str, str]], stack: str) -> StackSe
 
 def render_for(settings: StackSettings, launched_by: LaunchedBy) -> str:
     """The userData as the node group / EC2NodeClass render it (stack default sharing profile)."""
-    labels = gpu_node_labels(settings.sharing_for(None).profile)
+    labels = gpu_node_labels(settings.gpu_sharing.profile)
     return render_gpu_user_data(settings.gpu_nodes, launched_by=launched_by, node_labels=labels)
 
 
@@ -143,7 +143,7 @@ def test_node_config_carries_the_kubelet_limits_and_labels(
         assert config == {"maxPods": settings.gpu_nodes.max_pods, "podPidsLimit": settings.gpu_nodes.pod_pids_limit}
     else:  # Karpenter's own NodeConfig sets maxPods (from EC2NodeClass.spec.kubelet.maxPods) and wins.
         assert config == {"podPidsLimit": settings.gpu_nodes.pod_pids_limit}
-    labels = gpu_node_labels(settings.sharing_for(None).profile)
+    labels = gpu_node_labels(settings.gpu_sharing.profile)
     [flag] = spec["kubelet"]["flags"]
     name, _, value = flag.partition("=")
     assert name == "--node-labels"

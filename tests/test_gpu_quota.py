@@ -10,7 +10,7 @@ from typing import Any
 
 from components.facts.gpu_catalog import vcpus
 from components.renderers.gpu_quota import QuotaNeed, quota_needs
-from components.settings import StackSettings, capacity, load_settings
+from components.settings import StackSettings, load_settings
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.config_edits import merged, with_value
@@ -34,8 +34,8 @@ def _stack(base: dict[str, str], group: dict[str, Any], pools: list[dict[str, An
 
 
 def _quota_needs(settings: StackSettings) -> list[QuotaNeed]:
-    group = capacity.managed_group_capacity(settings)
-    return quota_needs(settings.gpu_node_group, group, settings.karpenter, capacity.karpenter_capacities(settings))
+    group = settings.resolved.managed_group
+    return quota_needs(settings.gpu_node_group, group, settings.karpenter, settings.resolved.karpenter_pools)
 
 
 def test_vcpus_of_the_catalog_sizes() -> None:

@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from components.facts.constants import CLOUDWATCH_AGENT_NAMESPACE, DCGM_EXPORTER_NAME
-from components.hub import gpu_idle_for, profile_pools, reaper_values
+from components.hub import gpu_idle_for, reaper_values
 from components.renderers import hub_gpu_idle, hub_gpu_idle_metrics, hub_namespace, hub_storage, hub_values
 from components.renderers.gpu_admission_policy import admission_objects, admission_policy
 from components.settings import HubGpuIdleSettings, LabSettings, SettingsError, StackSettings, load_settings
@@ -52,7 +52,7 @@ def hubs(settings: dict[str, StackSettings]) -> list[tuple[str, StackSettings, L
 
 def merged(settings: StackSettings, lab: LabSettings) -> dict[str, Any]:
     assert lab.hub is not None
-    ours = hub_values.chart_values(lab, hub_storage.storage_class_name(lab), profile_pools(settings, lab.hub))
+    ours = hub_values.chart_values(lab, hub_storage.storage_class_name(lab), settings.resolved.hub_pools(lab.hub))
     values = hub_gpu_idle.with_reaper(ours, reaper_values(settings, lab))
     result: dict[str, Any] = without_nulls(helm_merge(_chart("values.yaml"), values))
     return result
@@ -266,8 +266,8 @@ def test_profiles_without_per_process_samples_are_handed_to_the_reaper_as_unjudg
                 continue
             config = reaper_values(stack_settings, lab)["hub"]["extraFiles"]["gpu-reaper-config"]["data"]
             expected = sorted(
-                f"gpu-{p.pool.name}"
-                for p in profile_pools(stack_settings, lab.hub)
+                f"gpu-{p.name}"
+                for p in stack_settings.resolved.hub_pools(lab.hub)
                 if not p.slot.per_process_gpu_samples
             )
             assert config["unjudgedProfiles"] == expected, (stack, lab.name)

@@ -102,4 +102,8 @@ def test_expiry_never_ends_a_notebook_the_pool_drains_long_enough() -> None:
     settings = load_settings(STAGING.values, STAGING.secret_paths)
     (pool,) = settings.karpenter.node_pools
     # The session holds its pod 2h5m (5-minute lead + 2h class), the hub a notebook 2h: the longer counts.
-    assert settings.node_hold_seconds(pool) == max(settings.session_hold_seconds(pool), 2 * 3600) == 125 * 60
+    assert (
+        settings.resolved.pool(pool.name).node_hold_seconds
+        == max(settings.resolved.pool(pool.name).session_hold_seconds, 2 * 3600)
+        == 125 * 60
+    )

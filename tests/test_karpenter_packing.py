@@ -10,7 +10,7 @@ import pytest
 
 from components.facts import gpu_catalog
 from components.renderers import karpenter_packing as packing
-from components.settings import SettingsError, StackSettings, capacity, load_settings
+from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.summary import render_summary
@@ -36,8 +36,8 @@ def staging_with_pool(**pool: Any) -> StackSettings:
 
 
 def _first_batch_rows(settings: StackSettings) -> list[packing.FirstBatchRow]:
-    pools = capacity.karpenter_capacities(settings)
-    return packing.first_batch_rows(settings.karpenter, settings.demo, pools, capacity.managed_group_slots(settings))
+    pools = settings.resolved.karpenter_pools
+    return packing.first_batch_rows(settings.karpenter, settings.demo, pools, settings.resolved.managed_group_slots)
 
 
 def test_staging_first_batch_gets_one_g4dn_xlarge_per_three_slots() -> None:

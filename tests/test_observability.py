@@ -26,7 +26,7 @@ from components.renderers import container_insights_metrics as metrics
 from components.renderers import gpu_alarms, gpu_capacity, gpu_dashboard, hub_gpu_idle_metrics, karpenter_values
 from components.renderers import observability_config as config
 from components.resources import node_repair
-from components.settings import SettingsError, StackSettings, capacity, load_settings
+from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.summary import render_summary
@@ -441,10 +441,10 @@ def test_dashboard_checks_catch_a_broken_body() -> None:
 
 def test_dashboard_draws_each_pools_slot_ceiling() -> None:
     # staging: g4-nodepool gpuLimit 8 at 3 replicas; its managed GPU group is disabled (warm headroom instead).
-    assert gpu_capacity.pool_slot_ceilings(capacity.all_capacities(stack_settings("staging"))) == {"g4-nodepool": 8 * 3}
+    assert gpu_capacity.pool_slot_ceilings(stack_settings("staging").resolved.pools) == {"g4-nodepool": 8 * 3}
     # with the managed group on: 1 x g4dn.xlarge (1 GPU) at maxSize 1, 3 replicas.
     with_group = stack_settings("staging", gpuNodeGroup={"enabled": True, "minSize": 1, "desiredSize": 1, "maxSize": 1})
-    assert gpu_capacity.pool_slot_ceilings(capacity.all_capacities(with_group)) == {
+    assert gpu_capacity.pool_slot_ceilings(with_group.resolved.pools) == {
         "g4-nodepool": 24,
         "managed-gpu-group": 3,
     }

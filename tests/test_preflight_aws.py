@@ -14,7 +14,7 @@ import pytest
 import preflight
 from components.facts.constants import CLOUDWATCH_OBSERVABILITY_ADDON, CLOUDWATCH_OBSERVABILITY_ADDON_VERSION
 from components.renderers.gpu_quota import quota_needs
-from components.settings import capacity, load_settings
+from components.settings import load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from tests import fake_aws as fake_aws_cli
@@ -24,9 +24,9 @@ STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
 # The EC2 vCPU quotas staging needs, as the synth summary and preflight work them out.
 STAGING_NEEDS = quota_needs(
     STAGING.gpu_node_group,
-    capacity.managed_group_capacity(STAGING),
+    STAGING.resolved.managed_group,
     STAGING.karpenter,
-    capacity.karpenter_capacities(STAGING),
+    STAGING.resolved.karpenter_pools,
 )
 DEPLOYER = "arn:aws:iam::111122223333:role/github-actions-deploy"
 ADMIN = "arn:aws:iam::111122223333:role/platform-admin"

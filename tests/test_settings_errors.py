@@ -11,9 +11,9 @@ import pytest
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from components.settings import SettingsError, StackSettings, load_settings
+from components.settings.checks.hubs import hub_warnings
 from components.settings.errors import problems_from
 from components.settings.fields import SettingsModel
-from components.settings.rules_hub import hub_warnings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.summary import render_summary

@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from components.settings import GpuSharingSettings, KarpenterSettings, LabSettings, capacity
-from components.settings.capacity import MANAGED_GROUP_POOL, PoolCapacity
+from components.settings import GpuSharingSettings, KarpenterSettings, LabSettings, resolved
+from components.settings.resolved import MANAGED_GROUP_POOL, ResolvedPool
 
 __all__ = ["MANAGED_GROUP_POOL"]
 
 
 def schedulable_gpus(physical_gpus: int, sharing: GpuSharingSettings) -> int:
     """`nvidia.com/gpu` a node advertises once the device plugin applies `sharing`."""
-    return capacity.slots(physical_gpus, sharing.replicas)
+    return resolved.slots(physical_gpus, sharing.replicas)
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class CapacityRow:
     schedulable_at_limit: int  # at the pool's nvidia.com/gpu limit (managed group: at maxSize)
 
 
-def capacity_rows(pools: Sequence[PoolCapacity]) -> list[CapacityRow]:
+def capacity_rows(pools: Sequence[ResolvedPool]) -> list[CapacityRow]:
     """One row per pool and instance type; `pools`: every GPU pool's capacity (`capacity.all_capacities`)."""
     return [
         CapacityRow(
@@ -63,7 +63,7 @@ class WarmHeadroomRow:
     nodes_held: int  # if Karpenter picks this instance type for the buffer
 
 
-def warm_headroom_rows(karpenter: KarpenterSettings, pools: Sequence[PoolCapacity]) -> list[WarmHeadroomRow]:
+def warm_headroom_rows(karpenter: KarpenterSettings, pools: Sequence[ResolvedPool]) -> list[WarmHeadroomRow]:
     """Per pool with warm slots and per instance type it may launch: the nodes the headroom keeps running.
 
     `pools`: the Karpenter pools' capacity (`capacity.karpenter_capacities`).
@@ -84,7 +84,7 @@ def warm_headroom_rows(karpenter: KarpenterSettings, pools: Sequence[PoolCapacit
     return rows
 
 
-def pool_slot_ceilings(pools: Sequence[PoolCapacity]) -> dict[str, int]:
+def pool_slot_ceilings(pools: Sequence[ResolvedPool]) -> dict[str, int]:
     """Most `nvidia.com/gpu` slots each pool (and the managed group) can ever advertise.
 
     The managed group counts its largest instance type (an upper bound: the group may launch any of them).
@@ -96,12 +96,12 @@ def pool_slot_ceilings(pools: Sequence[PoolCapacity]) -> dict[str, int]:
     return dict(sorted(ceilings.items()))
 
 
-def max_schedulable_slots(pools: Sequence[PoolCapacity]) -> int:
+def max_schedulable_slots(pools: Sequence[ResolvedPool]) -> int:
     """Shared GPU slots the pools can ever provide: every pool at its limit, the managed group at maxSize."""
     return sum(pool_slot_ceilings(pools).values())
 
 
-def lab_slot_warning(pools: Sequence[PoolCapacity], labs: Sequence[LabSettings]) -> str | None:
+def lab_slot_warning(pools: Sequence[ResolvedPool], labs: Sequence[LabSettings]) -> str | None:
     """A warning when the labs together may hold more slots than the GPU pools (`pools`) can ever provide."""
     wanted = sum(lab.gpu_slots for lab in labs)
     available = max_schedulable_slots(pools)

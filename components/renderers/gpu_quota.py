@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from components.facts import gpu_catalog
 from components.settings import GpuNodeGroupSettings, KarpenterSettings
-from components.settings.capacity import PoolCapacity  # vCPUs per pool: the one capacity model
+from components.settings.resolved import ResolvedPool  # vCPUs per pool: the one capacity model
 
 # (capacity type, instance family class) -> (quota code, quota name) in Service Quotas.
 QUOTAS = {
@@ -39,9 +39,9 @@ class QuotaNeed:
 
 def quota_needs(
     group: GpuNodeGroupSettings,
-    group_capacity: PoolCapacity | None,
+    group_capacity: ResolvedPool | None,
     karpenter: KarpenterSettings,
-    pools: Sequence[PoolCapacity],
+    pools: Sequence[ResolvedPool],
 ) -> list[QuotaNeed]:
     """vCPUs each EC2 quota must allow for every GPU pool of the stack to reach its limit; sorted by code.
 

@@ -21,9 +21,9 @@ from typing import Any, Final
 from components.facts.constants import CLOUDWATCH_AGENT_NAMESPACE, DCGM_EXPORTER_NAME, PROJECT
 from components.renderers.dcgm_exporter_manifests import AGENT_CERT_SECRET, METRICS_PORT, SERVICE_NAME
 from components.renderers.hub_gpu_idle_metrics import METRICS_NAMESPACE
-from components.renderers.hub_profiles import ProfilePool, gpu_profile_slug
+from components.renderers.hub_profiles import gpu_profile_slug
 from components.renderers.manifest_helpers import plain_manifest
-from components.settings import HubGpuIdleSettings, LabSettings
+from components.settings import HubGpuIdleSettings, KarpenterPool, LabSettings
 
 Manifest = dict[str, Any]
 
@@ -152,12 +152,12 @@ def chart_values(
 
 
 def lab_values(
-    gpu_idle: HubGpuIdleSettings, lab: LabSettings, metrics: ReaperMetrics | None, pools: Sequence[ProfilePool]
+    gpu_idle: HubGpuIdleSettings, lab: LabSettings, metrics: ReaperMetrics | None, pools: Sequence[KarpenterPool]
 ) -> dict[str, Any]:
     """`chart_values` for one lab's hub: the profiles whose slots give no per-process samples stay unjudged, and the
     proxy's port follows the hub's TLS (a certificate means TLS offloaded at the NLB, renderers/hub_access.py)."""
     assert lab.hub is not None
-    unjudged = [gpu_profile_slug(p.pool.name) for p in pools if not p.slot.per_process_gpu_samples]
+    unjudged = [gpu_profile_slug(p.name) for p in pools if not p.slot.per_process_gpu_samples]
     return chart_values(gpu_idle, lab.name, metrics, unjudged, tls_offloaded=lab.hub.certificate_arn is not None)
 
 

@@ -36,7 +36,7 @@ from typing import Final
 from components.facts import gpu_catalog
 from components.renderers.demo_manifests import DEMO_GPUS_PER_POD
 from components.settings import DemoSettings, KarpenterSettings
-from components.settings.capacity import PoolCapacity
+from components.settings.resolved import ResolvedPool
 
 # EC2 size order within one family (cheapest first); sizes not listed sort last.
 SIZE_ORDER: Final = ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "48xlarge")
@@ -95,7 +95,7 @@ class FirstBatchRow:
         return tuple(sorted({node.instance_type for node in self.nodes}, key=price_rank))
 
 
-def pool_slots_per_type(pool: PoolCapacity) -> dict[str, int]:
+def pool_slots_per_type(pool: ResolvedPool) -> dict[str, int]:
     return {node.instance_type: node.slots for node in pool.nodes}
 
 
@@ -107,7 +107,7 @@ def demo_pool(karpenter: KarpenterSettings) -> str | None:
 
 
 def first_batch_rows(
-    karpenter: KarpenterSettings, demo: DemoSettings, pools: Sequence[PoolCapacity], managed_group_slots: int
+    karpenter: KarpenterSettings, demo: DemoSettings, pools: Sequence[ResolvedPool], managed_group_slots: int
 ) -> list[FirstBatchRow]:
     """Per Karpenter pool: the nodes the first batch (demo pods beyond the managed group + warm slots) opens.
 
