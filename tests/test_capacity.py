@@ -1,4 +1,4 @@
-"""One capacity model (components/settings/capacity.py): GPUs, vCPUs, slots per node, allocatable, nodes within
+"""One capacity model, in the resolved model (components/settings/resolved.py): GPUs, vCPUs, slots per node, allocatable, nodes within
 limits and quota vCPUs are worked out once per pool from the one catalog, and nothing else multiplies GPUs by
 sharing replicas.
 """
@@ -14,7 +14,7 @@ from components.facts import gpu_catalog
 from components.settings import StackSettings, load_settings
 from tests.conftest import PROJECT_DIR, STACKS, parsed, program_files
 
-CAPACITY_MODEL = PROJECT_DIR / "components" / "settings" / "capacity.py"
+CAPACITY_MODEL = PROJECT_DIR / "components" / "settings" / "resolved.py"
 GPU_NAMES = frozenset({"gpus", "physical_gpus", "gpu_limit", "gpu_count"})
 
 
@@ -57,14 +57,14 @@ def test_nothing_but_the_capacity_model_multiplies_gpus_by_replicas() -> None:
         if path != CAPACITY_MODEL
         for line, expression in gpus_times_replicas(path.read_text(encoding="utf-8"))
     }
-    assert found == {}, "read slots from components/settings/capacity.py (capacity.slots, ResolvedPool)"
+    assert found == {}, "read slots from components/settings/resolved.py (resolved.slots, ResolvedPool)"
     [(_, product)] = gpus_times_replicas(CAPACITY_MODEL.read_text(encoding="utf-8"))
-    assert product == "physical_gpus * replicas"  # capacity.slots: the one product
+    assert product == "physical_gpus * replicas"  # resolved.slots: the one product
 
 
 def test_the_scan_sees_every_spelling_of_the_product() -> None:
     """The products the code once held (settings.py, gpu_capacity.py), and the demo's pod count it leaves alone."""
-    assert gpus_times_replicas("x = gpu_catalog.gpu_count(t) * self.resolved.pool(pool.name).sharing.replicas") != []
+    assert gpus_times_replicas("x = gpu_catalog.gpu_count(t) * self.sharing_for(pool).replicas") != []
     assert gpus_times_replicas("x = physical_gpus * sharing.replicas") != []
     assert gpus_times_replicas("x = pool.gpu_limit * replicas") != []
     assert gpus_times_replicas("x = replicas * gpus") != []

@@ -1,7 +1,8 @@
 """The settings package stays at the bottom: every module of `components/settings/` imports only its siblings and
 the fact modules (never a component or a renderer, not even under TYPE_CHECKING), so any layer may read settings
 and settings never reads back up; and callers keep importing every name from `components.settings`.
-(tests/test_module_size.py holds each module to 300 lines, tests/test_renderer_boundary.py the layers at large.)
+No folder of it holds more than 12 modules. (tests/test_module_size.py holds each module to 500 lines,
+tests/test_renderer_boundary.py the layers at large.)
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ def reaches_up(source: str, package: str = "components.settings") -> list[str]:
 
 
 def _settings_modules() -> list[Path]:
-    return sorted(PACKAGE.glob("*.py"))
+    """Every module of the package, its subpackages' (`checks/`) included."""
+    return sorted(path for path in PACKAGE.rglob("*.py") if "__pycache__" not in path.parts)
 
 
 def _caller_files() -> list[Path]:
@@ -77,14 +79,21 @@ def _caller_files() -> list[Path]:
 
 
 def test_the_package_has_its_modules() -> None:
-    names = {path.stem for path in _settings_modules()}
-    assert {"__init__", "fields", "stack", "rules", "loading", "errors"} <= names
+    names = {path.relative_to(PACKAGE).with_suffix("").as_posix() for path in _settings_modules()}
+    assert {"__init__", "fields", "stack", "resolved", "checks/__init__", "loading", "errors"} <= names
     assert not (PROJECT_DIR / "components" / "settings.py").exists(), "settings is a package now"
+
+
+def test_no_settings_folder_holds_more_than_twelve_modules() -> None:
+    """A folder a reader takes in at a glance: at most 12 modules (`__init__.py` not counted), subpackages apart."""
+    for folder in sorted({path.parent for path in _settings_modules()}):
+        modules = [path.name for path in folder.glob("*.py") if path.name != "__init__.py"]
+        assert len(modules) <= 12, f"{folder.relative_to(PROJECT_DIR)}: {sorted(modules)}"
 
 
 def test_settings_imports_only_itself_and_the_facts() -> None:
     found = {
-        path.name: up
+        path.relative_to(PACKAGE).as_posix(): up
         for path in _settings_modules()
         if (up := reaches_up(path.read_text(encoding="utf-8"), "components.settings"))
     }
