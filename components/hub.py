@@ -1,7 +1,7 @@
 """The labs' JupyterHubs: shared EFS home storage, the EFS CSI add-on, and one zero-to-jupyterhub chart per lab.
 
-Data comes from `components.renderers.hub_values` (chart values, built from `hub_profiles` and `hub_access`)
-and `components.renderers.hub_storage` (StorageClass); this component only creates resources. Each chart goes
+Data comes from `components.renderers.hub.hub_values` (chart values, built from `hub_profiles` and `hub_access`)
+and `components.renderers.hub.hub_storage` (StorageClass); this component only creates resources. Each chart goes
 into its hub's namespace `<lab>-hub` (`renderers.hub_namespace`), where lab members have no rights, and spawns
 notebooks into the lab's namespace, after the lab's quota, LimitRange and NetworkPolicies, so every notebook is
 admitted under them.
@@ -33,8 +33,8 @@ from components.facts.constants import (
     NFS_PORT,
     SYSTEM_NAMESPACE,
 )
-from components.renderers import hub_database, hub_gpu_idle, hub_namespace, hub_profiles, hub_storage, hub_values
-from components.renderers.hub_notebook_pod import LabProfiles
+from components.renderers.hub import hub_database, hub_gpu_idle, hub_namespace, hub_profiles, hub_storage, hub_values
+from components.renderers.hub.hub_notebook_pod import LabProfiles
 from components.resources.hub_gpu_idle import create_objects, metrics_role
 from components.resources.hub_namespace import create_hub_namespace
 from components.resources.pod_identity_role import pod_identity_role

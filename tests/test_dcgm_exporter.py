@@ -20,8 +20,8 @@ from components.facts.constants import (
     GPU_LABEL_VALUE,
     GPU_TAINT,
 )
-from components.renderers import dcgm_engines, observability_config
-from components.renderers import dcgm_exporter_manifests as exporter
+from components.renderers.observability import dcgm_engines, observability_config
+from components.renderers.observability import dcgm_exporter_manifests as exporter
 from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan

@@ -35,8 +35,7 @@ from components.facts.constants import (
     SYSTEM_NAMESPACE,
 )
 from components.hub import SECRET_TRAITS, lab_profiles, profile_pools
-from components.renderers import (
-    cpu_user_pool_manifests,
+from components.renderers.hub import (
     hub_database,
     hub_namespace,
     hub_notebook_pod,
@@ -44,8 +43,9 @@ from components.renderers import (
     hub_storage,
     hub_values,
 )
-from components.renderers.gpu_admission_policy import admission_objects, admission_policy
-from components.renderers.lab_manifests import CONTAINER_DEFAULT_REQUESTS, lab_objects, lab_resource_quota
+from components.renderers.karpenter import cpu_user_pool_manifests
+from components.renderers.labs.gpu_admission_policy import admission_objects, admission_policy
+from components.renderers.labs.lab_manifests import CONTAINER_DEFAULT_REQUESTS, lab_objects, lab_resource_quota
 from components.settings import LabSettings, StackSettings, load_settings
 from offline.plan import Plan
 from tests import apiserver_model

@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from components.hub import profile_pools
-from components.renderers import hub_namespace, hub_notebook_pod, hub_profiles, hub_storage, hub_values
+from components.renderers.hub import hub_namespace, hub_notebook_pod, hub_profiles, hub_storage, hub_values
 from components.settings import LabSettings, StackSettings, load_settings
 from components.settings.hub import ADMIN_PASSWORD_MIN_LENGTH, SHARED_PASSWORD_MIN_LENGTH
 from tests.conftest import PROJECT_DIR, shared_path

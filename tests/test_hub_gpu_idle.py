@@ -1,4 +1,4 @@
-"""The GPU idle reaper in each lab's hub (renderers/hub_gpu_idle): chart values the chart's schema accepts, the
+"""The GPU idle reaper in each lab's hub (renderers/hub/hub_gpu_idle): chart values the chart's schema accepts, the
 files it ships, its least RBAC and NetworkPolicy, and the hub pod that runs it under restricted and the guard."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from cryptography.x509.oid import NameOID
 
 from components.facts.constants import CLOUDWATCH_AGENT_NAMESPACE, DCGM_EXPORTER_NAME
 from components.hub import gpu_idle_for, profile_pools, reaper_values
-from components.renderers import hub_gpu_idle, hub_gpu_idle_metrics, hub_namespace, hub_storage, hub_values
-from components.renderers.gpu_admission_policy import admission_objects, admission_policy
+from components.renderers.hub import hub_gpu_idle, hub_gpu_idle_metrics, hub_namespace, hub_storage, hub_values
+from components.renderers.labs.gpu_admission_policy import admission_objects, admission_policy
 from components.settings import HubGpuIdleSettings, LabSettings, SettingsError, StackSettings, load_settings
 from gpu_reaper import classify, kube, service
 from offline.config_files import read_stack_config

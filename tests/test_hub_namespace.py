@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from components.facts.constants import ACCESS_ENTRY_MARKER_GROUP
-from components.renderers import hub_namespace as hn
-from components.renderers.lab_manifests import CONTAINER_DEFAULT_REQUESTS
-from components.renderers.lab_rbac import lab_group
+from components.renderers.hub import hub_namespace as hn
+from components.renderers.labs.lab_manifests import CONTAINER_DEFAULT_REQUESTS
+from components.renderers.labs.lab_rbac import lab_group
 from components.settings import SettingsError, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan

@@ -167,7 +167,7 @@ def workloads(settings: StackSettings) -> tuple[Placed, ...]:
     for index, pool in enumerate(settings.karpenter.node_pools if settings.karpenter.enabled else []):
         if pool.warm_gpu_slots:
             warm = gpu_notebook(
-                settings, pool, name=f"warm slot ({pool.name})", source="renderers/warm_headroom_manifests.py"
+                settings, pool, name=f"warm slot ({pool.name})", source="renderers/karpenter/warm_headroom_manifests.py"
             )
             found.append(Placed(warm, f"karpenter.nodePools.{index}.warmGpuSlots"))
     hubs = [(index, lab.hub) for index, lab in enumerate(settings.labs) if lab.hub is not None]
@@ -183,18 +183,18 @@ def workloads(settings: StackSettings) -> tuple[Placed, ...]:
 
 
 def cpu_notebook() -> PodShape:
-    """The hub's CPU profile: the CPU user pool's label and toleration (renderers/hub_profiles.py)."""
+    """The hub's CPU profile: the CPU user pool's label and toleration (renderers/hub/hub_profiles.py)."""
     return PodShape(
         "notebook (cpu profile)",
         pod_requests.CPU_NOTEBOOK_REQUESTS,
-        "renderers/hub_profiles.py",
+        "renderers/hub/hub_profiles.py",
         node_selector={USER_NODE_LABEL_KEY: USER_NODE_LABEL_VALUE},
         tolerations=(dict(USER_TOLERATION),),
     )
 
 
 def gpu_notebook(
-    settings: StackSettings, pool: NodePoolSettings, *, name: str = "", source: str = "renderers/hub_profiles.py"
+    settings: StackSettings, pool: NodePoolSettings, *, name: str = "", source: str = "renderers/hub/hub_profiles.py"
 ) -> PodShape:
     """A GPU profile's notebook (and a warm slot of the pool): the pool's warm-slot shape, pinned to the pool."""
     shape = settings.warm_slot_shape_for(pool)
