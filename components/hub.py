@@ -18,6 +18,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from components.facts import jupyterhub_chart
 from components.facts.constants import (
     EBS_CSI_ADDON,
     EBS_CSI_ADDON_VERSION,
@@ -251,7 +252,7 @@ class LabHubs(pulumi.ComponentResource):
                 f"{name}-{lab.name}-gpu-idle-metrics",
                 cluster_name=settings.cluster_name,
                 eks_cluster_name=args.eks_cluster_name,
-                service_account=(hub_ns, hub_gpu_idle.HUB_SERVICE_ACCOUNT),
+                service_account=(hub_ns, jupyterhub_chart.HUB_SERVICE_ACCOUNT),
                 tags=settings.tags,
                 parent=self,
             )
@@ -261,7 +262,7 @@ class LabHubs(pulumi.ComponentResource):
         create_objects(f"{name}-gpu-idle", mine, provider=provider, parent=self, depends_on=namespace_ready[:1])
         return k8s.helm.v4.Chart(
             f"{name}-{lab.name}",
-            name=hub_namespace.HUB_RELEASE,
+            name=jupyterhub_chart.HUB_RELEASE,
             chart=JUPYTERHUB_CHART,
             version=JUPYTERHUB_CHART_VERSION,
             repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=JUPYTERHUB_CHART_REPO),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from components.facts.node_monitoring import LATCH_RECOVERY_COMMAND
 from components.facts.placeholders import placeholder_values
 from components.hub import profile_pools
 from components.renderers.access.access_entries import matrix_lines
@@ -18,7 +19,7 @@ from components.renderers.hub.hub_values import NOTEBOOK_UID
 from components.renderers.karpenter.karpenter_packing import first_batch_rows, mixed_gpu_count_warnings
 from components.renderers.labs.demo_manifests import DEMO_UID
 from components.renderers.labs.gpu_quota import QuotaNeed, quota_needs
-from components.renderers.observability.dcgm_engines import LATCH_RECOVERY_COMMAND, engine_rows
+from components.renderers.observability.dcgm_engines import engine_rows
 from components.renderers.timetable.timetable_report import TimetabledPool, node_lifetimes, pool_weeks, session_peaks
 from components.resources.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
 from components.resources.scheduler_scoring import CLUSTER_TYPE, SCORING_WEIGHTS, scoring_strategy

@@ -16,7 +16,8 @@ from components.facts.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     gpu_node_labels,
 )
-from components.renderers.hub.hub_namespace import NOTEBOOK_POD, lab_side_policies
+from components.facts.jupyterhub_chart import NOTEBOOK_POD
+from components.renderers.hub.hub_namespace import lab_side_policies
 from components.renderers.labs.demo_manifests import (
     DEMO_CHECKOV_SKIPS,
     demo_deployment,

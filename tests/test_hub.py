@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 import yaml
 
-from components.facts import gpu_catalog, quantity
+from components.facts import gpu_catalog, jupyterhub_chart, quantity
 from components.facts.constants import (
     DO_NOT_DISRUPT_ANNOTATION,
     EBS_CSI_ADDON,
@@ -281,7 +281,7 @@ def test_notebook_pods_equal_what_kubespawner_builds(settings: dict[str, StackSe
     for case, stack_settings, lab, profile in cases:
         values = without_nulls(merged_values(stack_settings, lab))
         pod, spawn_time = spawned_pod(
-            values, namespace=hub_namespace.hub_namespace(lab.name), release=hub_namespace.HUB_RELEASE, profile=profile.slug,
+            values, namespace=hub_namespace.hub_namespace(lab.name), release=jupyterhub_chart.HUB_RELEASE, profile=profile.slug,
             username=hub_notebook_pod.EXAMPLE_LEARNER,
         )  # fmt: skip
         container = pod["spec"]["containers"][0]
@@ -300,7 +300,7 @@ def test_the_kubespawner_comparison_is_not_vacuous(settings: dict[str, StackSett
     values["singleuser"]["extraLabels"]["course"] = "intro"
     release_namespace = hub_namespace.hub_namespace(lab.name)
     pod, _ = spawned_pod(
-        values, namespace=release_namespace, release=hub_namespace.HUB_RELEASE, profile="cpu", username="learner"
+        values, namespace=release_namespace, release=jupyterhub_chart.HUB_RELEASE, profile="cpu", username="learner"
     )
     assert pod["metadata"]["labels"]["course"] == "intro"
 

@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from components.facts import jupyterhub_chart
 from components.facts.constants import CLOUDWATCH_AGENT_NAMESPACE, DCGM_EXPORTER_NAME
 from components.hub import gpu_idle_for, profile_pools, reaper_values
 from components.renderers.hub import hub_gpu_idle, hub_gpu_idle_metrics, hub_namespace, hub_storage, hub_values
@@ -219,7 +220,7 @@ def test_the_service_starts_from_the_settings_file_the_chart_ships(
     assert (reaper.judge.exempt_group, reaper.judge.namespace) == (gpu_idle.exempt_group, lab.name)
     # Both stacks' hubs offload TLS at the NLB, so proxy-public has only port 443 (to the proxy's HTTP port 8000).
     assert reaper.kube is not None and reaper.hub.servers_url == "http://proxy-public:443"
-    assert reaper.hub.api_url == hub_gpu_idle.HUB_API_URL  # its own hub on localhost, not the cross-namespace URL
+    assert reaper.hub.api_url == jupyterhub_chart.HUB_API_URL  # its own hub on localhost, not the cross-namespace URL
     metrics = reaper.config["metrics"]
     assert (metrics["clusterName"], metrics["region"], metrics["lab"]) == (
         stack_settings.cluster_name,

@@ -21,8 +21,9 @@ from components.facts.constants import (
     JUPYTERHUB_VERSION,
     KUBESPAWNER_VERSION,
 )
+from components.facts.jupyterhub_chart import HUB_RELEASE
 from components.renderers.hub.hub_database import notebook_sqlite_files
-from components.renderers.hub.hub_namespace import HUB_RELEASE, files_volume
+from components.renderers.hub.hub_namespace import files_volume
 from components.renderers.hub.hub_profiles import Profile, ProfilePool, cpu_cores, kubespawner_override, profiles
 from components.renderers.hub.hub_values import (
     HOME_MOUNT_PATH,
