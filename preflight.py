@@ -16,7 +16,7 @@ to change, 2 on an invalid stack file. A missing AWS CLI or one without valid cr
 - addon-config: every add-on the stack gives `configurationValues` must accept them: validated against the
   JSON schema `aws eks describe-addon-configuration` returns for the pinned version (`configurationSchema`),
   the one `CreateAddon` applies (an unknown key fails it with InvalidParameterException).
-- quotas: every EC2 vCPU quota the synth summary lists (`components.renderers.gpu_quota`) must allow what
+- quotas: every EC2 vCPU quota the synth summary lists (`components.renderers.labs.gpu_quota`) must allow what
   the stack's GPU pools can use (`aws service-quotas get-service-quota`).
 - caller: on a first deploy, EKS makes the caller (`aws sts get-caller-identity`) cluster admin through the
   creator entry; if the caller is not `cluster.deployerPrincipalArn` but is listed as admin, viewer or lab
@@ -44,9 +44,10 @@ from typing import Any
 import jsonschema
 
 from components.facts import constants
-from components.renderers import access_entries, hub_database
-from components.renderers.gpu_quota import quota_needs
-from components.renderers.observability_config import (
+from components.renderers.access import access_entries
+from components.renderers.hub import hub_database
+from components.renderers.labs.gpu_quota import quota_needs
+from components.renderers.observability.observability_config import (
     cloudwatch_observability_configuration,
     node_monitoring_agent_configuration,
 )
@@ -363,7 +364,7 @@ def check_addon_config(aws: Aws, settings: StackSettings) -> list[CheckResult]:
             if not complaints
             else f"{addon} {version} rejects its configurationValues (CreateAddon would fail with "
             f"InvalidParameterException): {'; '.join(complaints)}. Change them in "
-            "components/renderers/observability_config.py, or the pin in components/facts/constants.py"
+            "components/renderers/observability/observability_config.py, or the pin in components/facts/constants.py"
         )
         results.append(CheckResult("addon-config", not complaints, aws.command(*args), got, message))
     return results

@@ -27,7 +27,7 @@ PROJECT_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_DIR))
 
 from components.facts import instance_prices  # noqa: E402
-from components.renderers.cost_forecast import Budget, PoolForecast, PoolPlan, forecast  # noqa: E402
+from components.renderers.report.cost_forecast import Budget, PoolForecast, PoolPlan, forecast  # noqa: E402
 from components.settings import load_settings  # noqa: E402
 from offline.config_files import read_stack_config  # noqa: E402
 from offline.cost import pool_plan  # noqa: E402

@@ -1,7 +1,7 @@
 """Cluster access: one EKS access entry per principal (admins, viewers, lab members).
 
 Admins and viewers get policy associations; lab members get Kubernetes groups on their entry, bound by
-each lab's RoleBinding (`components/labs.py`). Pure decisions live in `components.renderers.access_entries`
+each lab's RoleBinding (`components/labs.py`). Pure decisions live in `components.renderers.access.access_entries`
 (`explicit_entries`); this component only creates them. The entry's resource name depends on the principal
 alone (`access-<slug>`), so moving a principal between admins, viewers and labs replaces associations and
 updates the entry's `kubernetesGroups` in place (not a replacing input: hashicorp/terraform-provider-aws
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.renderers.access_entries import PrincipalAccess, explicit_entries, principal_slug
+from components.renderers.access.access_entries import PrincipalAccess, explicit_entries, principal_slug
 from components.settings import StackSettings
 
 ENTRY_TYPE = "aws:eks/accessEntry:AccessEntry"

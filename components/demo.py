@@ -1,6 +1,6 @@
 """The learning-lab demo: pods that each request `nvidia.com/gpu: 1` and share one physical GPU.
 
-Objects are rendered by `components.renderers.demo_manifests` (security context, why it runs non-root
+Objects are rendered by `components.renderers.labs.demo_manifests` (security context, why it runs non-root
 and where its pods go are explained there); this component only creates them, after the device plugin.
 """
 
@@ -13,7 +13,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.device_plugin import DevicePlugin
-from components.renderers import demo_manifests as manifests
+from components.renderers.labs import demo_manifests as manifests
 from components.settings import StackSettings
 
 

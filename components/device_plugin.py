@@ -1,6 +1,6 @@
 """The NVIDIA device plugin: per sharing profile a ConfigMap, its DaemonSet(s) and their deny-all NetworkPolicies.
 
-Objects are rendered by `components.renderers.device_plugin_manifests` (its docstring explains the one
+Objects are rendered by `components.renderers.device_plugin.device_plugin_manifests` (its docstring explains the one
 DaemonSet per sharing profile design) and created as typed Kubernetes resources, unchanged.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.renderers import device_plugin_manifests as manifests
+from components.renderers.device_plugin import device_plugin_manifests as manifests
 from components.settings import StackSettings
 
 

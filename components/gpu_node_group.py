@@ -21,7 +21,7 @@ from components.facts.constants import (
     gpu_node_labels,
     managed_gpu_node_group_name,
 )
-from components.renderers.gpu_bootstrap import render_gpu_user_data
+from components.renderers.nodes.gpu_bootstrap import render_gpu_user_data
 from components.resources.launch_template import node_launch_template
 from components.resources.node_repair import node_repair_transforms
 from components.resources.node_role import create_node_role

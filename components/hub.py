@@ -1,7 +1,7 @@
 """The labs' JupyterHubs: shared EFS home storage, the EFS CSI add-on, and one zero-to-jupyterhub chart per lab.
 
-Data comes from `components.renderers.hub_values` (chart values, built from `hub_profiles` and `hub_access`)
-and `components.renderers.hub_storage` (StorageClass); this component only creates resources. Each chart goes
+Data comes from `components.renderers.hub.hub_values` (chart values, built from `hub_profiles` and `hub_access`)
+and `components.renderers.hub.hub_storage` (StorageClass); this component only creates resources. Each chart goes
 into its hub's namespace `<lab>-hub` (`renderers.hub_namespace`), where lab members have no rights, and spawns
 notebooks into the lab's namespace, after the lab's quota, LimitRange and NetworkPolicies, so every notebook is
 admitted under them.
@@ -18,6 +18,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from components.facts import jupyterhub_chart
 from components.facts.constants import (
     EBS_CSI_ADDON,
     EBS_CSI_ADDON_VERSION,
@@ -33,7 +34,7 @@ from components.facts.constants import (
     NFS_PORT,
     SYSTEM_NAMESPACE,
 )
-from components.renderers import hub_database, hub_gpu_idle, hub_namespace, hub_storage, hub_values
+from components.renderers.hub import hub_database, hub_gpu_idle, hub_namespace, hub_storage, hub_values
 from components.resources.hub_gpu_idle import create_objects, metrics_role
 from components.resources.hub_namespace import create_hub_namespace
 from components.resources.pod_identity_role import pod_identity_role
@@ -235,7 +236,7 @@ class LabHubs(pulumi.ComponentResource):
                 f"{name}-{lab.name}-gpu-idle-metrics",
                 cluster_name=settings.cluster_name,
                 eks_cluster_name=args.eks_cluster_name,
-                service_account=(hub_ns, hub_gpu_idle.HUB_SERVICE_ACCOUNT),
+                service_account=(hub_ns, jupyterhub_chart.HUB_SERVICE_ACCOUNT),
                 tags=settings.tags,
                 parent=self,
             )
@@ -245,7 +246,7 @@ class LabHubs(pulumi.ComponentResource):
         create_objects(f"{name}-gpu-idle", mine, provider=provider, parent=self, depends_on=namespace_ready[:1])
         return k8s.helm.v4.Chart(
             f"{name}-{lab.name}",
-            name=hub_namespace.HUB_RELEASE,
+            name=jupyterhub_chart.HUB_RELEASE,
             chart=JUPYTERHUB_CHART,
             version=JUPYTERHUB_CHART_VERSION,
             repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=JUPYTERHUB_CHART_REPO),

@@ -15,7 +15,8 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.facts.constants import KARPENTER_CHART_REPO, KARPENTER_NAMESPACE, KARPENTER_VERSION
-from components.renderers import cpu_user_pool_manifests, karpenter_manifests, karpenter_values, timetable_manifests
+from components.renderers.karpenter import cpu_user_pool_manifests, karpenter_manifests, karpenter_values
+from components.renderers.timetable import timetable_manifests
 from components.resources import karpenter_aws
 from components.resources.warm_headroom import create_warm_headroom
 from components.settings import KarpenterPool, StackSettings

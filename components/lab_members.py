@@ -1,6 +1,6 @@
 """What one lab's members may do in its namespace: the Role and RoleBinding `lab-member`.
 
-Rendered by `components.renderers.lab_rbac`; this component only creates them, as a child of the labs
+Rendered by `components.renderers.labs.lab_rbac`; this component only creates them, as a child of the labs
 component (they are not among the lab's fences, which the hub and the demo wait for). The members' access
 entries, which carry the lab's group, are `components/access.py`'s.
 """

@@ -1,7 +1,7 @@
 """The lab timetable: per pool with sessions, the CronJobs that raise its CapacityBuffer before each class and return it
 at the start, with their ServiceAccount and a Role limited to that buffer; the namespace they run in.
 
-Objects come from `components.renderers.timetable_manifests`; this component only creates them. The NodePool's
+Objects come from `components.renderers.timetable.timetable_manifests`; this component only creates them. The NodePool's
 budget windows and the terminationGracePeriod rule live with the NodePool (karpenter_manifests, settings).
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.renderers import timetable_manifests
+from components.renderers.timetable import timetable_manifests
 from components.settings import StackSettings
 
 _KINDS: dict[str, Any] = {

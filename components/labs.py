@@ -1,8 +1,8 @@
 """Learning labs and the GPU admission guard: namespaces, quotas, fences.
 
-Objects are rendered by `components.renderers.lab_manifests` and `components.renderers.gpu_admission_policy`; this
+Objects are rendered by `components.renderers.labs.lab_manifests` and `components.renderers.labs.gpu_admission_policy`; this
 component only creates them. Each lab's namespace also holds the members' Role and RoleBinding
-(`components.renderers.lab_rbac`); the members' access entries, which carry the lab's group, are
+(`components.renderers.labs.lab_rbac`); the members' access entries, which carry the lab's group, are
 `components/access.py`'s, with every other principal's: one access entry per principal.
 """
 
@@ -15,7 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.lab_members import LabMembers, LabMembersArgs
-from components.renderers import gpu_admission_policy, lab_manifests, lab_rbac
+from components.renderers.labs import gpu_admission_policy, lab_manifests, lab_rbac
 from components.settings import StackSettings
 
 _NAMESPACED_KINDS: dict[str, Any] = {

@@ -12,7 +12,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.facts.constants import KARPENTER_DISCOVERY_TAG
-from components.renderers.network_layout import SubnetPair, private_subnet_tags, public_subnet_tags, subnet_layout
+from components.renderers.nodes.network_layout import SubnetPair, private_subnet_tags, public_subnet_tags, subnet_layout
 from components.settings import StackSettings
 
 # `opt-in-status` of a region's own availability zones (Local/Wavelength Zones: "opted-in").

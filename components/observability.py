@@ -30,13 +30,14 @@ from components.facts.constants import (
     NODE_MONITORING_AGENT_ADDON_VERSION,
 )
 from components.hub import any_reaper, gpu_idle_for
-from components.renderers import container_insights_metrics as metrics
-from components.renderers import dcgm_exporter_manifests as exporter
-from components.renderers import gpu_alarms, hub_gpu_idle, hub_gpu_idle_metrics
-from components.renderers import observability_config as config
-from components.renderers.gpu_capacity import capacity_rows, pool_slot_ceilings, warm_headroom_rows
-from components.renderers.gpu_dashboard import lab_namespaces, render_dashboard
-from components.renderers.hub_namespace import hub_namespace
+from components.renderers.device_plugin.gpu_capacity import capacity_rows, pool_slot_ceilings, warm_headroom_rows
+from components.renderers.hub import hub_gpu_idle, hub_gpu_idle_metrics
+from components.renderers.hub.hub_namespace import hub_namespace
+from components.renderers.observability import container_insights_metrics as metrics
+from components.renderers.observability import dcgm_exporter_manifests as exporter
+from components.renderers.observability import gpu_alarms
+from components.renderers.observability import observability_config as config
+from components.renderers.observability.gpu_dashboard import lab_namespaces, render_dashboard
 from components.resources.hub_gpu_idle import blind_nodes_alarm_resource, create_objects
 from components.resources.pod_identity_role import pod_identity_role
 from components.settings import StackSettings
@@ -80,7 +81,7 @@ def dashboard(settings: StackSettings) -> dict[str, Any]:
     return hub_gpu_idle_metrics.with_widget(body, settings.cluster_name, settings.region)
 
 
-# The exporter's objects by kind (renderers/dcgm_exporter_manifests.exporter_objects).
+# The exporter's objects by kind (renderers/observability/dcgm_exporter_manifests.exporter_objects).
 _EXPORTER_KINDS: dict[str, Any] = {
     "ServiceAccount": k8s.core.v1.ServiceAccount,
     "ClusterRole": k8s.rbac.v1.ClusterRole,
@@ -206,7 +207,7 @@ class Observability(pulumi.ComponentResource):
                 self.dcgm_exporter = resource
             else:
                 before_pods.append(resource)
-        # Each lab's GPU idle reaper may list the exporter pods and read the add-on's CA (renderers/hub_gpu_idle).
+        # Each lab's GPU idle reaper may list the exporter pods and read the add-on's CA (renderers/hub/hub_gpu_idle).
         reaper_roles = [
             obj
             for lab in args.settings.labs

@@ -1,7 +1,7 @@
 """The loop the hub runs as a managed service: scrape every exporter pod, judge each window, act through the hub.
 
 Settings come from one JSON file the chart ships beside this package (`hub.extraFiles`), written by the
-platform's renderer (components/renderers/hub_gpu_idle.py): the single source of the thresholds.
+platform's renderer (components/renderers/hub/hub_gpu_idle.py): the single source of the thresholds.
 """
 
 from __future__ import annotations

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from components.facts import instance_prices, timetable
-from components.renderers import cost_svg
-from components.renderers.cost_demand import HubLimits, SessionDemand
-from components.renderers.cost_forecast import SEED, Budget, PoolForecast, PoolPlan, forecast
-from components.renderers.cost_week import Scoring
-from components.renderers.demo_manifests import DEMO_GPUS_PER_POD, demo_is_session_pod
-from components.renderers.karpenter_packing import demo_pool, pool_slots_per_type
-from components.renderers.timetable_manifests import budget_windows
+from components.renderers.karpenter.karpenter_packing import demo_pool, pool_slots_per_type
+from components.renderers.labs.demo_manifests import DEMO_GPUS_PER_POD, demo_is_session_pod
+from components.renderers.report import cost_svg
+from components.renderers.report.cost_demand import HubLimits, SessionDemand
+from components.renderers.report.cost_forecast import SEED, Budget, PoolForecast, PoolPlan, forecast
+from components.renderers.report.cost_week import Scoring
+from components.renderers.timetable.timetable_manifests import budget_windows
 from components.resources.scheduler_scoring import scoring_strategy
 from components.settings import KarpenterPool, StackSettings
 

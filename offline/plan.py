@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from components.facts.constants import HELM_TYPES
-from components.renderers.hub_notebook_pod import notebook_pods
+from components.renderers.hub.hub_notebook_pod import notebook_pods
 from offline.runner import Recording
 
 # Reading a plan back: libyaml's parser when PyYAML has it (its wheels do), the same documents, ~10x faster.

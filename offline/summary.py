@@ -4,16 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from components.renderers import hub_namespace, hub_profiles, hub_storage
-from components.renderers.access_entries import matrix_lines
-from components.renderers.dcgm_engines import LATCH_RECOVERY_COMMAND, engine_rows
-from components.renderers.demo_manifests import DEMO_UID
-from components.renderers.gpu_capacity import capacity_rows, lab_slot_warning, max_schedulable_slots, warm_headroom_rows
-from components.renderers.gpu_quota import QuotaNeed, quota_needs
-from components.renderers.hub_values import NOTEBOOK_UID
-from components.renderers.karpenter_packing import first_batch_rows, mixed_gpu_count_warnings
-from components.renderers.placeholders import placeholder_values
-from components.renderers.timetable_report import node_lifetimes, pool_weeks, session_peaks
+from components.facts.node_monitoring import LATCH_RECOVERY_COMMAND
+from components.facts.placeholders import placeholder_values
+from components.renderers.access.access_entries import matrix_lines
+from components.renderers.device_plugin.gpu_capacity import (
+    capacity_rows,
+    lab_slot_warning,
+    max_schedulable_slots,
+    warm_headroom_rows,
+)
+from components.renderers.hub import hub_namespace, hub_profiles, hub_storage
+from components.renderers.hub.hub_values import NOTEBOOK_UID
+from components.renderers.karpenter.karpenter_packing import first_batch_rows, mixed_gpu_count_warnings
+from components.renderers.labs.demo_manifests import DEMO_UID
+from components.renderers.labs.gpu_quota import QuotaNeed, quota_needs
+from components.renderers.observability.dcgm_engines import engine_rows
+from components.renderers.timetable.timetable_report import node_lifetimes, pool_weeks, session_peaks
 from components.resources.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
 from components.resources.scheduler_scoring import CLUSTER_TYPE, SCORING_WEIGHTS, scoring_strategy
 from components.settings import REGION_KEY, StackSettings, config_key
@@ -140,7 +146,7 @@ def _first_batch_lines(settings: StackSettings) -> list[str]:
     lines = [
         "",
         "First batch per pool (demo pods beyond the managed group + warm slots; Karpenter packing model, "
-        "components/renderers/karpenter_packing.py):",
+        "components/renderers/karpenter/karpenter_packing.py):",
         f"  {'pool':<22}{'demo slots':>11}{'warm slots':>11}{'nodes':>7}  instance type (slots per node)",
     ]
     for row in rows:
@@ -184,7 +190,7 @@ def _dcgm_engine_lines(settings: StackSettings) -> list[str]:
         return []
     lines = [
         "",
-        "DCGM host engines per GPU node (exactly one; components/renderers/dcgm_engines.py, docs/gpu-health.md):",
+        "DCGM host engines per GPU node (exactly one; components/renderers/observability/dcgm_engines.py, docs/gpu-health.md):",
     ]
     for row in rows:
         engines = ", ".join(row.engines) or "none"

@@ -28,7 +28,7 @@ from components.facts.constants import (
     INSTANCE_GPU_MANUFACTURER_LABEL,
 )
 from components.facts.gpu_catalog import GPU_FAMILIES
-from components.renderers.placeholders import placeholder_values, placeholders_in
+from components.facts.placeholders import placeholder_values, placeholders_in
 from policy.provider_rules import RULE_NAME as PROVIDER_RULE_NAME
 from policy.provider_rules import provider_rule_types, resource_violations
 
@@ -398,7 +398,7 @@ RULES: tuple[PolicyRule, ...] = (
     ),
     PolicyRule(
         PROVIDER_RULE_NAME,
-        "Every aws:* input passes the AWS provider's own validators (components/facts/aws_provider_rules.py); "
+        "Every aws:* input passes the AWS provider's own validators (components/facts/aws_rules/table.py); "
         "python -m policy.check also holds pulumi-eks's children to them.",
         resource_violations,
         provider_rule_types(),

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from components.facts.constants import gpu_node_labels
-from components.renderers.gpu_bootstrap import render_gpu_user_data
+from components.renderers.nodes.gpu_bootstrap import render_gpu_user_data
 from components.settings import load_settings
 from offline.config_files import read_stack_config, stacks_in
 from tests.conftest import PROJECT_DIR

@@ -48,7 +48,7 @@ ALLOWED_FINDINGS: Final[dict[tuple[str, str], str]] = {
         "CreateEC2WithExistingIP: the controller launches instances with a passed role by design; PassRole is "
         "limited to the Karpenter node role (ec2.amazonaws.com only), which carries only the AWS node policies"
     ),
-    # The GPU alarm topic's KMS key policy (components/renderers/observability_config.py). In a key policy the
+    # The GPU alarm topic's KMS key policy (components/renderers/observability/observability_config.py). In a key policy the
     # resource is the key itself, and `Resource` must be "*".
     ("RESOURCE_STAR", "AllowAccountToAdministerKey"): (
         "key policy: '*' is this key; the account-root statement is the AWS default key policy, which hands "

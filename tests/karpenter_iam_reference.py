@@ -19,7 +19,7 @@ import json
 from string import Template
 from typing import Any
 
-from components.renderers import karpenter_iam
+from components.renderers.karpenter import karpenter_iam
 
 _EC2 = "arn:${P}:ec2:${R}:*:"
 _TAGGED_RESOURCES = [

@@ -19,7 +19,7 @@ import yaml
 
 from components.access import ClusterAccess, ClusterAccessArgs
 from components.facts.constants import ACCESS_ENTRY_MARKER_GROUP, CLUSTER_ADMIN_POLICY_ARN, CLUSTER_VIEW_POLICY_ARN
-from components.renderers.access_entries import access_matrix, matrix_lines, principal_slug
+from components.renderers.access.access_entries import access_matrix, matrix_lines, principal_slug
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.mocks import Registration

@@ -1,4 +1,4 @@
-"""`components/renderers/access_entries.py` and the deployer check: the cluster creator's admin entry, the deployer key,
+"""`components/renderers/access/access_entries.py` and the deployer check: the cluster creator's admin entry, the deployer key,
 and access entries keyed by principal."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.renderers.access_entries import (
+from components.renderers.access.access_entries import (
     CREATOR_REASON,
     UNKNOWN_DEPLOYER,
     cluster_admins,

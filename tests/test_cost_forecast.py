@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from components.facts import instance_prices
-from components.renderers.cost_demand import DAY_S, WARMUP_S, HubLimits, SessionDemand, learner_pods
-from components.renderers.cost_forecast import forecast
+from components.renderers.report.cost_demand import DAY_S, WARMUP_S, HubLimits, SessionDemand, learner_pods
+from components.renderers.report.cost_forecast import forecast
 from components.settings import load_settings
 from offline.config_files import read_stack_config
 from offline.cost import boot_seconds, cost_lines, forecast_document, pool_plan, stack_forecast

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from components.renderers.cost_demand import DAY_S, MINUTE, SPAN_S, WARMUP_S, PodDemand
-from components.renderers.cost_forecast import NO_LIMIT, Budget, budget_active, floor_series, percentiles
-from components.renderers.cost_week import PoolModel, WeekRun, simulate
+from components.renderers.report.cost_demand import DAY_S, MINUTE, SPAN_S, WARMUP_S, PodDemand
+from components.renderers.report.cost_forecast import NO_LIMIT, Budget, budget_active, floor_series, percentiles
+from components.renderers.report.cost_week import PoolModel, WeekRun, simulate
 
 SPAN_MIN = SPAN_S // MINUTE
 T0 = WARMUP_S + DAY_S  # Monday 00:00 UTC of the measured week

@@ -1,4 +1,4 @@
-"""The learners' CPU user pool (components/renderers/cpu_user_pool_manifests.py): its NodePool and EC2NodeClass
+"""The learners' CPU user pool (components/renderers/karpenter/cpu_user_pool_manifests.py): its NodePool and EC2NodeClass
 against the Karpenter v1.14.1 CRDs (schema + CEL), z2jh's user label and taint, the CPU notebook's selector and
 toleration matching them (and nothing else landing there), and its place in the plan."""
 
@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from components.facts.constants import GPU_TAINT, USER_NODE_LABEL_KEY, USER_NODE_LABEL_VALUE, USER_TAINT
-from components.renderers import cpu_user_pool_manifests, hub_profiles
+from components.renderers.hub import hub_profiles
+from components.renderers.karpenter import cpu_user_pool_manifests
 from components.settings import CpuUserPoolSettings, load_settings
 from offline.plan import Plan
 from tests.conftest import STACKS, shared_path

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.facts import gpu_catalog, node_allocatable
+from components.facts import gpu_catalog, node_allocatable, node_monitoring
 from components.facts.constants import (
     CLOUDWATCH_AGENT_NAMESPACE,
     DCGM_EXPORTER_IMAGE,
@@ -20,8 +20,8 @@ from components.facts.constants import (
     GPU_LABEL_VALUE,
     GPU_TAINT,
 )
-from components.renderers import dcgm_engines, observability_config
-from components.renderers import dcgm_exporter_manifests as exporter
+from components.renderers.observability import dcgm_engines, observability_config
+from components.renderers.observability import dcgm_exporter_manifests as exporter
 from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
@@ -100,7 +100,7 @@ def test_cloudwatch_add_on_turns_its_dcgm_exporter_off_and_keeps_gpu_metrics() -
 
 def test_node_monitoring_agent_engine_covers_every_gpu_type_of_the_catalog() -> None:
     """dcgm-server's affinity lists instance types; a GPU type outside it would leave the agent without an engine."""
-    assert set(gpu_catalog.GPU_INSTANCE_TYPES) <= dcgm_engines.NODE_MONITORING_DCGM_INSTANCE_TYPES
+    assert set(gpu_catalog.GPU_INSTANCE_TYPES) <= node_monitoring.NODE_MONITORING_DCGM_INSTANCE_TYPES
     values = observability_config.node_monitoring_agent_configuration()
     assert all(tolerates(t, GPU_TAINT) for t in values["dcgmAgent"]["tolerations"])
 
@@ -124,7 +124,7 @@ def test_summary_names_the_engine_of_each_gpu_node(stack: str, plans: dict[str, 
     engines = [line.split()[0] for line in block if "engine: " in line]
     assert engines == [pool.name for pool in settings.karpenter.node_pools]
     assert all(line.endswith("engine: dcgm-server (eks-node-monitoring-agent)") for line in block if "engine: " in line)
-    assert any(dcgm_engines.LATCH_RECOVERY_COMMAND in line for line in block)
+    assert any(node_monitoring.LATCH_RECOVERY_COMMAND in line for line in block)
 
 
 # --- the exporter ------------------------------------------------------------------------------------------

@@ -16,15 +16,16 @@ from components.facts.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     gpu_node_labels,
 )
-from components.renderers.demo_manifests import (
+from components.facts.jupyterhub_chart import NOTEBOOK_POD
+from components.renderers.hub.hub_namespace import lab_side_policies
+from components.renderers.labs.demo_manifests import (
     DEMO_CHECKOV_SKIPS,
     demo_deployment,
     demo_namespace,
     demo_network_policy,
     place_demo_deployment,
 )
-from components.renderers.hub_namespace import NOTEBOOK_POD, lab_side_policies
-from components.renderers.lab_manifests import lab_namespace, lab_network_policies
+from components.renderers.labs.lab_manifests import lab_namespace, lab_network_policies
 from components.settings import RESERVED_NAMESPACES, SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
@@ -195,7 +196,7 @@ def test_staging_demo_in_its_lab_gets_the_labs_network_policies_only(staging_pla
     assert demo_network_policy(STAGING.demo) not in staging_plan.objects("NetworkPolicy")
     (lab,) = [lab for lab in STAGING.labs if lab.name == STAGING.demo.namespace]
     in_namespace = [p for p in staging_plan.objects("NetworkPolicy") if p["metadata"]["namespace"] == lab.name]
-    # The lab's hub (in `<lab>-hub`) adds traffic to and from the notebooks alone (renderers/hub_namespace), never
+    # The lab's hub (in `<lab>-hub`) adds traffic to and from the notebooks alone (renderers/hub/hub_namespace), never
     # for the demo; its GPU idle reaper's egress policy selects the hub pod, in the hub's namespace.
     hub_side = [p for p in in_namespace if p in lab_side_policies(lab)]
     assert [p["spec"]["podSelector"] for p in hub_side] == [{"matchLabels": dict(NOTEBOOK_POD)}] * 2

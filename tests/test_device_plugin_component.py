@@ -10,13 +10,13 @@ import pytest
 
 from components.demo import DemoWorkload, DemoWorkloadArgs, demo_placement
 from components.device_plugin import DevicePlugin, DevicePluginArgs
-from components.renderers.demo_manifests import (
+from components.renderers.device_plugin.device_plugin_manifests import device_plugin_objects
+from components.renderers.labs.demo_manifests import (
     demo_deployment,
     demo_namespace,
     demo_network_policy,
     place_demo_deployment,
 )
-from components.renderers.device_plugin_manifests import device_plugin_objects
 from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.mocks import Registration

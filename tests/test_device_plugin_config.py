@@ -14,7 +14,7 @@ from yamllint import linter
 from yamllint.config import YamlLintConfig
 
 from components.facts.constants import GPU_RESOURCE
-from components.renderers.device_plugin_config import (
+from components.renderers.device_plugin.device_plugin_config import (
     MAX_RESOURCE_NAME_LENGTH,
     MPS_ROOT,
     PluginConfig,

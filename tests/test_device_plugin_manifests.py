@@ -19,15 +19,15 @@ from components.facts.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     gpu_node_labels,
 )
-from components.renderers.device_plugin_config import parse_config, plugin_config_for
-from components.renderers.device_plugin_manifests import (
+from components.renderers.device_plugin.device_plugin_config import parse_config, plugin_config_for
+from components.renderers.device_plugin.device_plugin_manifests import (
+    CHECKSUM_ANNOTATION,
     DEVICE_PLUGINS_DIR,
     PLUGIN_CHECKOV_SKIPS,
     ProfileObjects,
     device_plugin_objects,
     required_capabilities,
 )
-from components.renderers.gpu_node_daemonset import CHECKSUM_ANNOTATION
 from components.renderers.manifest_helpers import CHECKOV_SKIP_ANNOTATION_PREFIX
 from components.settings import GpuSharingSettings, StackSettings, load_settings
 from offline.config_files import read_stack_config

@@ -8,11 +8,11 @@ import pytest
 import yaml
 
 from components.facts.constants import DCGM_EXPORTER_NAME, GPU_LABEL_KEY, GPU_RESOURCE, GPU_TAINT, TIMETABLE_NAMESPACE
-from components.renderers import dcgm_exporter_manifests
-from components.renderers.device_plugin_config import parse_config
-from components.renderers.gpu_node_daemonset import CHECKSUM_ANNOTATION, PLUGIN_APP
-from components.renderers.lab_manifests import LAB_LABEL_KEY
+from components.renderers.device_plugin.device_plugin_config import parse_config
+from components.renderers.device_plugin.device_plugin_manifests import CHECKSUM_ANNOTATION, PLUGIN_APP
+from components.renderers.labs.lab_manifests import LAB_LABEL_KEY
 from components.renderers.manifest_helpers import config_checksum
+from components.renderers.observability import dcgm_exporter_manifests
 from components.settings import StackSettings, load_settings
 from offline.plan import Plan
 from tests.k8s_validation import (

@@ -25,7 +25,7 @@ from components.facts.constants import (
     gpu_node_labels,
     managed_gpu_node_group_name,
 )
-from components.renderers.demo_manifests import demo_affinity, demo_deployment, place_demo_deployment
+from components.renderers.labs.demo_manifests import demo_affinity, demo_deployment, place_demo_deployment
 from components.settings import (
     SUPPORTED_KUBERNETES_VERSIONS,
     CpuUserPoolSettings,

@@ -91,7 +91,7 @@ def test_rendered_pods_request_what_the_table_claims(
             pool = pools[pod_spec_of(template)["nodeSelector"]["karpenter.sh/nodepool"]]
             shape = fit.gpu_notebook(pool)
             assert_matches(shape, pod_spec_of(template), f"{stack} warm slot {pool.name}")
-            checked.add("renderers/warm_headroom_manifests.py")
+            checked.add("renderers/karpenter/warm_headroom_manifests.py")
         for pod in plan.objects("Pod"):
             spec = pod_spec_of(pod)
             pinned = spec["nodeSelector"].get("karpenter.sh/nodepool")
@@ -101,7 +101,7 @@ def test_rendered_pods_request_what_the_table_claims(
         rendered = {
             shape.source
             for shape in (*fit.daemonsets(settings), *(p.pod for p in fit.workloads(settings)))
-            if shape.source.startswith("renderers/") and shape.source != "renderers/karpenter_values.py"
+            if shape.source.startswith("renderers/") and shape.source != "renderers/karpenter/karpenter_values.py"
         }
         # Every table entry for an object the program renders was compared with the plan (the controller: below).
         assert rendered <= checked, (stack, rendered - checked)

@@ -22,16 +22,16 @@ from components.facts.constants import (
     PLATFORM_SYSTEM_NAMESPACES,
     SYSTEM_NAMESPACE,
 )
-from components.renderers.demo_manifests import demo_deployment
-from components.renderers.device_plugin_manifests import device_plugin_objects
-from components.renderers.gpu_admission_policy import (
+from components.renderers.device_plugin.device_plugin_manifests import device_plugin_objects
+from components.renderers.labs.demo_manifests import demo_deployment
+from components.renderers.labs.gpu_admission_policy import (
     admission_objects,
     admission_policy,
     admission_policy_binding,
     validations,
     workload_admission_policy,
 )
-from components.renderers.lab_manifests import lab_limit_range, lab_namespace
+from components.renderers.labs.lab_manifests import lab_limit_range, lab_namespace
 from components.settings import GpuSharingSettings, LabSettings, StackSettings, load_settings
 from offline.plan import Plan
 from tests import apiserver_model

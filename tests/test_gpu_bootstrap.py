@@ -24,7 +24,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from components.facts.constants import AL2023_AMI_RELEASE, gpu_node_labels
-from components.renderers.gpu_bootstrap import (
+from components.renderers.nodes.gpu_bootstrap import (
     CRI_NAMESPACE,
     NODECONFIG_API_VERSION,
     NODECONFIG_CONTENT_TYPE,

@@ -18,7 +18,7 @@ from components.facts.constants import (
     gpu_node_labels,
 )
 from components.gpu_node_group import GPU_AMI_TYPE
-from components.renderers.gpu_bootstrap import NODECONFIG_CONTENT_TYPE, SHELL_CONTENT_TYPE, render_gpu_user_data
+from components.renderers.nodes.gpu_bootstrap import NODECONFIG_CONTENT_TYPE, SHELL_CONTENT_TYPE, render_gpu_user_data
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from components.facts.gpu_catalog import vcpus
-from components.renderers.gpu_quota import QuotaNeed, quota_needs
+from components.renderers.labs.gpu_quota import QuotaNeed, quota_needs
 from components.settings import StackSettings, load_settings
 from offline.plan import Plan
 from offline.summary import render_summary

@@ -1,4 +1,4 @@
-"""The GPU idle reaper's CloudWatch path (gpu_reaper/cloudwatch.py, renderers/hub_gpu_idle_metrics): the request
+"""The GPU idle reaper's CloudWatch path (gpu_reaper/cloudwatch.py, renderers/hub/hub_gpu_idle_metrics): the request
 equals what botocore itself would send (its query serializer and its SigV4 signer), the role may only put metrics
 into the reaper's namespace, and the window's numbers go out per lab and per cluster."""
 
@@ -14,7 +14,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials as BotocoreCredentials
 
-from components.renderers import hub_gpu_idle_metrics
+from components.renderers.hub import hub_gpu_idle_metrics
 from gpu_reaper import cloudwatch
 from gpu_reaper.service import reclaimed_hours, window_metrics
 from gpu_reaper.users import Learner

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from components.renderers.hub_gpu_idle import SCOPES, SERVICE
+from components.renderers.hub.hub_gpu_idle import SCOPES, SERVICE
 from gpu_reaper import classify
 from gpu_reaper.hubapi import Hub
 from gpu_reaper.promtext import Sample

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from components.renderers.hub_gpu_idle import reaper_config
+from components.renderers.hub.hub_gpu_idle import reaper_config
 from components.settings import HubGpuIdleSettings
 from gpu_reaper import classify
 from gpu_reaper.kube import event_body, scrape

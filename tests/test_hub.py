@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 import yaml
 
-from components.facts import gpu_catalog, quantity
+from components.facts import gpu_catalog, jupyterhub_chart, quantity
 from components.facts.constants import (
     DO_NOT_DISRUPT_ANNOTATION,
     EBS_CSI_ADDON,
@@ -35,8 +35,7 @@ from components.facts.constants import (
     SYSTEM_NAMESPACE,
 )
 from components.hub import SECRET_TRAITS
-from components.renderers import (
-    cpu_user_pool_manifests,
+from components.renderers.hub import (
     hub_database,
     hub_namespace,
     hub_notebook_pod,
@@ -44,8 +43,9 @@ from components.renderers import (
     hub_storage,
     hub_values,
 )
-from components.renderers.gpu_admission_policy import admission_objects, admission_policy
-from components.renderers.lab_manifests import CONTAINER_DEFAULT_REQUESTS, lab_objects, lab_resource_quota
+from components.renderers.karpenter import cpu_user_pool_manifests
+from components.renderers.labs.gpu_admission_policy import admission_objects, admission_policy
+from components.renderers.labs.lab_manifests import CONTAINER_DEFAULT_REQUESTS, lab_objects, lab_resource_quota
 from components.settings import LabSettings, StackSettings, load_settings
 from offline.plan import Plan
 from tests import apiserver_model
@@ -284,7 +284,7 @@ def test_notebook_pods_equal_what_kubespawner_builds(settings: dict[str, StackSe
     for case, stack_settings, lab, profile in cases:
         values = without_nulls(merged_values(stack_settings, lab))
         pod, spawn_time = spawned_pod(
-            values, namespace=hub_namespace.hub_namespace(lab.name), release=hub_namespace.HUB_RELEASE, profile=profile.slug,
+            values, namespace=hub_namespace.hub_namespace(lab.name), release=jupyterhub_chart.HUB_RELEASE, profile=profile.slug,
             username=hub_notebook_pod.EXAMPLE_LEARNER,
         )  # fmt: skip
         container = pod["spec"]["containers"][0]
@@ -303,7 +303,7 @@ def test_the_kubespawner_comparison_is_not_vacuous(settings: dict[str, StackSett
     values["singleuser"]["extraLabels"]["course"] = "intro"
     release_namespace = hub_namespace.hub_namespace(lab.name)
     pod, _ = spawned_pod(
-        values, namespace=release_namespace, release=hub_namespace.HUB_RELEASE, profile="cpu", username="learner"
+        values, namespace=release_namespace, release=jupyterhub_chart.HUB_RELEASE, profile="cpu", username="learner"
     )
     assert pod["metadata"]["labels"]["course"] == "intro"
 

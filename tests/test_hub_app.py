@@ -24,7 +24,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.renderers import hub_namespace, hub_notebook_pod, hub_profiles, hub_storage, hub_values
+from components.facts import jupyterhub_chart
+from components.renderers.hub import hub_namespace, hub_notebook_pod, hub_profiles, hub_storage, hub_values
 from components.settings import LabSettings, StackSettings, load_settings
 from components.settings.hub import ADMIN_PASSWORD_MIN_LENGTH, SHARED_PASSWORD_MIN_LENGTH
 from tests.conftest import PROJECT_DIR, shared_path
@@ -87,7 +88,7 @@ def start_hubs(cases: dict[str, tuple[LabSettings, dict[str, Any], list[str]]], 
         root = tmp / case
         root.mkdir()
         # The release goes into the hub's namespace; POD_NAMESPACE is that (the chart's downward API).
-        env = hub_tree(root, values, hub_namespace.hub_namespace(lab.name), hub_namespace.HUB_RELEASE)
+        env = hub_tree(root, values, hub_namespace.hub_namespace(lab.name), jupyterhub_chart.HUB_RELEASE)
         request = {"chart_dir": str(shared_path(*CHART_DIR)), "learner": LEARNER, "profiles": profiles,
                    "logins": logins_for(lab)}  # fmt: skip
         (root / "request.json").write_text(json.dumps(request), encoding="utf-8")

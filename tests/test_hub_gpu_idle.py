@@ -1,4 +1,4 @@
-"""The GPU idle reaper in each lab's hub (renderers/hub_gpu_idle): chart values the chart's schema accepts, the
+"""The GPU idle reaper in each lab's hub (renderers/hub/hub_gpu_idle): chart values the chart's schema accepts, the
 files it ships, its least RBAC and NetworkPolicy, and the hub pod that runs it under restricted and the guard."""
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from components.facts import jupyterhub_chart
 from components.facts.constants import CLOUDWATCH_AGENT_NAMESPACE, DCGM_EXPORTER_NAME
 from components.hub import gpu_idle_for, reaper_values
-from components.renderers import hub_gpu_idle, hub_gpu_idle_metrics, hub_namespace, hub_storage, hub_values
-from components.renderers.gpu_admission_policy import admission_objects, admission_policy
+from components.renderers.hub import hub_gpu_idle, hub_gpu_idle_metrics, hub_namespace, hub_storage, hub_values
+from components.renderers.labs.gpu_admission_policy import admission_objects, admission_policy
 from components.settings import HubGpuIdleSettings, LabSettings, SettingsError, StackSettings, load_settings
 from gpu_reaper import classify, kube, service
 from offline.config_files import read_stack_config
@@ -219,7 +220,7 @@ def test_the_service_starts_from_the_settings_file_the_chart_ships(
     assert (reaper.judge.exempt_group, reaper.judge.namespace) == (gpu_idle.exempt_group, lab.name)
     # Both stacks' hubs offload TLS at the NLB, so proxy-public has only port 443 (to the proxy's HTTP port 8000).
     assert reaper.kube is not None and reaper.hub.servers_url == "http://proxy-public:443"
-    assert reaper.hub.api_url == hub_gpu_idle.HUB_API_URL  # its own hub on localhost, not the cross-namespace URL
+    assert reaper.hub.api_url == jupyterhub_chart.HUB_API_URL  # its own hub on localhost, not the cross-namespace URL
     metrics = reaper.config["metrics"]
     assert (metrics["clusterName"], metrics["region"], metrics["lab"]) == (
         stack_settings.cluster_name,

@@ -16,7 +16,7 @@ import pytest
 from parliament.cli import is_finding_filtered
 
 from components.facts.constants import KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT
-from components.renderers import karpenter_iam, karpenter_interruption
+from components.renderers.karpenter import karpenter_iam, karpenter_interruption
 from components.settings import CLUSTER_NAME_MAX
 from tests.karpenter_iam_reference import (
     EXPECTED_POLICIES,

@@ -20,8 +20,8 @@ from components.facts.constants import (
     gpu_node_labels,
 )
 from components.karpenter import controller_inputs, gpu_node_pool, node_class_basis
-from components.renderers import karpenter_manifests, karpenter_values
-from components.renderers.gpu_bootstrap import render_gpu_user_data
+from components.renderers.karpenter import karpenter_manifests, karpenter_values
+from components.renderers.nodes.gpu_bootstrap import render_gpu_user_data
 from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
 from tests.conftest import PROJECT_DIR, STACKS

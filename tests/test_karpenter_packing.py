@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from components.facts import gpu_catalog
-from components.renderers import karpenter_packing as packing
+from components.renderers.karpenter import karpenter_packing as packing
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan

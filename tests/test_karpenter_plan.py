@@ -18,7 +18,7 @@ from components.facts.constants import (
     gpu_node_labels,
 )
 from components.karpenter import controller_inputs, gpu_node_pool, node_class_basis
-from components.renderers import (
+from components.renderers.karpenter import (
     cpu_user_pool_manifests,
     karpenter_iam,
     karpenter_interruption,

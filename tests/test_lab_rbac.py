@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from components.facts.constants import ACCESS_ENTRY_MARKER_GROUP, EKS_RESERVED_GROUP_PREFIXES
-from components.renderers.lab_rbac import lab_group
+from components.renderers.labs.lab_rbac import lab_group
 from offline.plan import Plan
 from tests.conftest import PROJECT_DIR, STACKS, SynthRun
 from tests.rbac_edit_reference import edit_binding, edit_cluster_roles

@@ -21,8 +21,9 @@ from components.facts.constants import (
     gpu_node_labels,
 )
 from components.karpenter import controller_inputs, gpu_node_pool
-from components.renderers import karpenter_values, timetable_manifests, warm_headroom_manifests
-from components.renderers.timetable_report import node_lifetimes, pool_weeks, session_peaks
+from components.renderers.karpenter import karpenter_values, warm_headroom_manifests
+from components.renderers.timetable import timetable_manifests
+from components.renderers.timetable.timetable_report import node_lifetimes, pool_weeks, session_peaks
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from components.facts.constants import DEMO_POD_REQUESTS, GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE
-from components.renderers.access_entries import access_matrix, principal_slug
-from components.renderers.demo_manifests import demo_deployment
-from components.renderers.gpu_capacity import lab_slot_warning, max_schedulable_slots
-from components.renderers.lab_manifests import (
+from components.renderers.access.access_entries import access_matrix, principal_slug
+from components.renderers.device_plugin.gpu_capacity import lab_slot_warning, max_schedulable_slots
+from components.renderers.labs.demo_manifests import demo_deployment
+from components.renderers.labs.lab_manifests import (
     lab_objects,
 )
 from components.settings import (

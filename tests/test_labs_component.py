@@ -11,9 +11,9 @@ import pytest
 from components.demo import DemoWorkload, DemoWorkloadArgs
 from components.device_plugin import DevicePlugin, DevicePluginArgs
 from components.labs import Labs, LabsArgs
-from components.renderers.gpu_admission_policy import admission_objects
-from components.renderers.lab_manifests import lab_objects
-from components.renderers.lab_rbac import member_rbac
+from components.renderers.labs.gpu_admission_policy import admission_objects
+from components.renderers.labs.lab_manifests import lab_objects
+from components.renderers.labs.lab_rbac import member_rbac
 from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.mocks import Registration

@@ -22,9 +22,12 @@ from components.facts.constants import (
 )
 from components.karpenter import controller_inputs
 from components.observability import alarm_specs, dashboard, idle_fleet
-from components.renderers import container_insights_metrics as metrics
-from components.renderers import gpu_alarms, gpu_capacity, gpu_dashboard, hub_gpu_idle_metrics, karpenter_values
-from components.renderers import observability_config as config
+from components.renderers.device_plugin import gpu_capacity
+from components.renderers.hub import hub_gpu_idle_metrics
+from components.renderers.karpenter import karpenter_values
+from components.renderers.observability import container_insights_metrics as metrics
+from components.renderers.observability import gpu_alarms, gpu_dashboard
+from components.renderers.observability import observability_config as config
 from components.resources import node_repair
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
@@ -48,7 +51,7 @@ DOCUMENTED_GPU_METRICS = frozenset(
         "pod_gpu_request",
         "pod_gpu_utilization",
         "pod_gpu_memory_utilization",
-        # The GPU idle reaper's own metrics, which it sends itself (renderers/hub_gpu_idle_metrics).
+        # The GPU idle reaper's own metrics, which it sends itself (renderers/hub/hub_gpu_idle_metrics).
         hub_gpu_idle_metrics.RECLAIMED,
         hub_gpu_idle_metrics.BLIND_NODES,
     }

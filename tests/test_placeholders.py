@@ -1,4 +1,4 @@
-"""`components/renderers/placeholders.py`: documentation values in the stack files are named by the synth and rejected
+"""`components/facts/placeholders.py`: documentation values in the stack files are named by the synth and rejected
 by the policy pack."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from components.renderers.placeholders import EXAMPLE_ACCOUNT_IDS, placeholder_values, placeholders_in
+from components.facts.placeholders import EXAMPLE_ACCOUNT_IDS, placeholder_values, placeholders_in
 from components.settings import load_settings
 from offline.plan import Plan
 from offline.project_copy import copy_program

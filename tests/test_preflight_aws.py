@@ -13,7 +13,7 @@ import pytest
 
 import preflight
 from components.facts.constants import CLOUDWATCH_OBSERVABILITY_ADDON, CLOUDWATCH_OBSERVABILITY_ADDON_VERSION
-from components.renderers.gpu_quota import quota_needs
+from components.renderers.labs.gpu_quota import quota_needs
 from components.settings import load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from components.karpenter import controller_inputs, gpu_node_pool, node_class_basis
-from components.renderers import karpenter_manifests, karpenter_values
+from components.renderers.karpenter import karpenter_manifests, karpenter_values
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from tests.conftest import PROJECT_DIR

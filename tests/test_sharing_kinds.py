@@ -11,8 +11,9 @@ import pytest
 
 from components.facts import gpu_catalog
 from components.facts.constants import GPU_RESOURCE, INSTANCE_FAMILY_LABEL, INSTANCE_GPU_COUNT_LABEL, NODEPOOL_LABEL
-from components.renderers import hub_profiles, karpenter_values
-from components.renderers.device_plugin_config import parse_config
+from components.renderers.device_plugin.device_plugin_config import parse_config
+from components.renderers.hub import hub_profiles
+from components.renderers.karpenter import karpenter_values
 from components.settings import StackSettings, resolved
 from components.settings.loading import load_settings
 from components.settings.resolved import Isolation, SlotModel

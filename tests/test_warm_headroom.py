@@ -18,9 +18,9 @@ from components.facts.constants import (
     gpu_node_labels,
 )
 from components.karpenter import controller_inputs, gpu_node_pool
-from components.renderers import karpenter_manifests, karpenter_values, warm_headroom_manifests
-from components.renderers.gpu_bootstrap import render_gpu_user_data
-from components.renderers.gpu_capacity import warm_headroom_rows, warm_nodes_held
+from components.renderers.device_plugin.gpu_capacity import warm_headroom_rows, warm_nodes_held
+from components.renderers.karpenter import karpenter_manifests, karpenter_values, warm_headroom_manifests
+from components.renderers.nodes.gpu_bootstrap import render_gpu_user_data
 from components.settings import NodePoolSettings, SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan

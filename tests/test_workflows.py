@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.renderers.access_entries import access_matrix
+from components.renderers.access.access_entries import access_matrix
 from components.settings import load_settings
 from offline.config_files import read_stack_config
 from tests.conftest import PROJECT_DIR, STACKS

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from components.renderers.gpu_bootstrap import MIME_BOUNDARY, NODECONFIG_CONTENT_TYPE, SHELL_CONTENT_TYPE
+from components.renderers.nodes.gpu_bootstrap import MIME_BOUNDARY, NODECONFIG_CONTENT_TYPE, SHELL_CONTENT_TYPE
 
 
 def mime_parts(user_data: str) -> list[tuple[str, str]]:

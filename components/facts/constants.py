@@ -47,7 +47,7 @@ DEMO_POD_REQUESTS: Final = {"cpu": "250m", "memory": "1Gi"}
 CLUSTER_ADMIN_POLICY_ARN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 CLUSTER_VIEW_POLICY_ARN: Final = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSAdminViewPolicy"
 # Lab members get no access policy: their access entry names Kubernetes groups, bound in each lab's namespace
-# to the Role the platform renders (components/renderers/lab_rbac.py). One group per lab, and one marker group
+# to the Role the platform renders (components/renderers/labs/lab_rbac.py). One group per lab, and one marker group
 # on every explicit entry, so the entry's group set is never empty: pulumi-aws's `kubernetesGroups` is
 # Optional+Computed (hashicorp/terraform-provider-aws internal/service/eks/access_entry.go), and an omitted or
 # empty set keeps the groups EKS holds, so a member moved out of every lab would keep its lab's group.

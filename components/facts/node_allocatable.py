@@ -48,13 +48,13 @@ AWS_NODE: Final = Allocatable(25 + 25, 0)
 # eks-pod-identity-agent: `resources: {}` (aws/eks-pod-identity-agent charts/eks-pod-identity-agent/values.yaml
 # @ v0.1.37): no requests.
 POD_IDENTITY_AGENT: Final = NO_REQUEST
-# The platform's own NVIDIA device plugin and MPS control daemon (renderers/gpu_node_daemonset.DAEMON_RESOURCES).
+# The platform's own NVIDIA device plugin and MPS control daemon (renderers/device_plugin/device_plugin_manifests.DAEMON_RESOURCES).
 DEVICE_PLUGIN_DAEMON: Final = Allocatable(50, 64)
 # amazon-cloudwatch-observability (add-on v6.4.0; chart aws-observability/helm-charts
 # charts/amazon-cloudwatch-observability/values.yaml @ amazon-cloudwatch-observability-6.4.0, the newest
 # tag): `agent.resources.requests` 250m / 128Mi (the `cloudwatch-agent` DaemonSet). Its own dcgm-exporter is
 # off (one DCGM engine per node, docs/gpu-health.md); the platform's dcgm-exporter asks for what the chart's
-# did (`dcgmExporter.resources.requests` 250m / 128Mi; renderers/dcgm_exporter_manifests.py uses this value).
+# did (`dcgmExporter.resources.requests` 250m / 128Mi; renderers/observability/dcgm_exporter_manifests.py uses this value).
 # Fluent Bit is off (containerLogs), node-exporter needs otelContainerInsights (off), neuron-monitor has
 # Neuron-only affinity: none of them runs here.
 CLOUDWATCH_AGENT: Final = Allocatable(250, 128)
@@ -78,7 +78,7 @@ EBS_CSI_CONTROLLER: Final = Allocatable(5 * 10, 5 * 40)
 # templates/al2/runtime/max-pods-calculator.sh, `--cni-prefix-delegation-enabled`); without it fewer. 110 is
 # the most, and kube-reserved memory grows with maxPods, so counting 110 never overstates allocatable.
 SYSTEM_MAX_PODS: Final = 110
-# The CPU user pool's EC2NodeClass sets kubelet maxPods to this (renderers/cpu_user_pool_manifests.py).
+# The CPU user pool's EC2NodeClass sets kubelet maxPods to this (renderers/karpenter/cpu_user_pool_manifests.py).
 CPU_USER_MAX_PODS: Final = 110
 
 

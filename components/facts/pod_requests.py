@@ -114,7 +114,7 @@ POD_IDENTITY_AGENT: Final = PodShape(
     tolerations=TOLERATE_ALL,
 )
 # The CloudWatch agent: the add-on's root `tolerations`, which this program sets to `operator: Exists`
-# (renderers/observability_config.py); the node monitoring agent's `nodeAgent.tolerations` likewise.
+# (renderers/observability/observability_config.py); the node monitoring agent's `nodeAgent.tolerations` likewise.
 CLOUDWATCH_AGENT: Final = PodShape(
     "cloudwatch-agent",
     na.CLOUDWATCH_AGENT,
@@ -143,7 +143,7 @@ DCGM_SERVER: Final = PodShape(
 DCGM_EXPORTER: Final = PodShape(
     "gpu-platform-dcgm-exporter",
     na.DCGM_EXPORTER,
-    "renderers/dcgm_exporter_manifests.py",
+    "renderers/observability/dcgm_exporter_manifests.py",
     daemonset=True,
     node_selector=_GPU_NODES,
     tolerations=(GPU_TOLERATION,),
@@ -179,7 +179,7 @@ EBS_CSI_CONTROLLER: Final = PodShape(
 
 def device_plugin(profile: str, *, mps: bool) -> tuple[PodShape, ...]:
     """The platform's NVIDIA device plugin (and MPS daemon) of one sharing profile: its GPU nodes only
-    (renderers/gpu_node_daemonset.py: `gpu_node_affinity`, `GPU_TAINT_TOLERATION`, `DAEMON_RESOURCES`)."""
+    (renderers/device_plugin/device_plugin_manifests.py: `gpu_node_affinity`, `GPU_TAINT_TOLERATION`, `DAEMON_RESOURCES`)."""
     affinity = ((GPU_LABEL_KEY, "In", (GPU_LABEL_VALUE,)), (SHARING_PROFILE_LABEL_KEY, "In", (profile,)))
     toleration = {"key": GPU_TAINT["key"], "operator": "Exists", "effect": GPU_TAINT["effect"]}
     names = ["nvidia-device-plugin", *(["nvidia-mps-control-daemon"] if mps else [])]
@@ -187,7 +187,7 @@ def device_plugin(profile: str, *, mps: bool) -> tuple[PodShape, ...]:
         PodShape(
             f"{name}-{profile}",
             na.DEVICE_PLUGIN_DAEMON,
-            "renderers/gpu_node_daemonset.py",
+            "renderers/device_plugin/device_plugin_manifests.py",
             daemonset=True,
             affinity=affinity,
             tolerations=(toleration,),
@@ -197,13 +197,13 @@ def device_plugin(profile: str, *, mps: bool) -> tuple[PodShape, ...]:
 
 
 # --- Deployments and other pods ------------------------------------------------------------------------
-# The Karpenter controller: requests = limits (Guaranteed QoS; renderers/karpenter_values.py reads this), the
+# The Karpenter controller: requests = limits (Guaranteed QoS; renderers/karpenter/karpenter_values.py reads this), the
 # chart's default toleration (charts/karpenter/values.yaml @ v1.14.1), system nodes only, one per node.
 KARPENTER_CONTROLLER_REQUESTS: Final = Allocatable(1000, 1024)
 KARPENTER_CONTROLLER: Final = PodShape(
     "karpenter",
     KARPENTER_CONTROLLER_REQUESTS,
-    "renderers/karpenter_values.py",
+    "renderers/karpenter/karpenter_values.py",
     node_selector=SYSTEM_SELECTOR,
     affinity=NOT_KARPENTER,
     tolerations=(CRITICAL_ADDONS_ONLY,),
@@ -230,11 +230,11 @@ CLOUDWATCH_OPERATOR: Final = PodShape(
     node_selector={OS_LABEL: "linux"},
 )
 # What a container that names no requests gets in a lab's and a hub's namespace (their LimitRanges,
-# renderers/lab_manifests.py and hub_namespace.py read this).
+# renderers/labs/lab_manifests.py and hub_namespace.py read this).
 LIMIT_RANGE_DEFAULT_REQUESTS: Final = Allocatable(100, 256)
 # The hub and the proxy: zero-to-jupyterhub 4.4.0 values.yaml `hub.resources: {}` and `proxy.chp.resources: {}`
 # (no requests; this program sets none), so `<lab>-hub`'s LimitRange gives each one container's default; pinned to
-# the system nodes by renderers/hub_values.py.
+# the system nodes by renderers/hub/hub_values.py.
 HUB: Final = PodShape(
     "hub", LIMIT_RANGE_DEFAULT_REQUESTS, "<lab>-hub LimitRange (hub.resources: {})", node_selector=SYSTEM_NODES_ONLY
 )
@@ -244,18 +244,18 @@ PROXY: Final = PodShape(
     "<lab>-hub LimitRange (proxy.chp.resources: {})",
     node_selector=SYSTEM_NODES_ONLY,
 )
-# The lab timetable's CronJob pods (renderers/timetable_manifests.py reads this): system nodes, never a Karpenter node.
+# The lab timetable's CronJob pods (renderers/timetable/timetable_manifests.py reads this): system nodes, never a Karpenter node.
 TIMETABLE_JOB_REQUESTS: Final = Allocatable(50, 64)
 TIMETABLE_JOB: Final = PodShape(
     "lab-timetable job",
     TIMETABLE_JOB_REQUESTS,
-    "renderers/timetable_manifests.py",
+    "renderers/timetable/timetable_manifests.py",
     node_selector=SYSTEM_SELECTOR,
     affinity=NOT_KARPENTER,
 )
 
 
-# A demo pod (constants.DEMO_POD_REQUESTS, renderers/demo_manifests.py): any GPU node.
+# A demo pod (constants.DEMO_POD_REQUESTS, renderers/labs/demo_manifests.py): any GPU node.
 def requests_of(requests: Mapping[str, str]) -> Allocatable:
     """A container's `{cpu, memory}` requests as millicores and MiB (rounded up)."""
     cpu = quantity.parse(requests.get("cpu", "0")) * 1000
@@ -275,9 +275,9 @@ def as_quantities(requests: Allocatable) -> dict[str, str]:
 DEMO_POD: Final = PodShape(
     "demo",
     requests_of(DEMO_POD_REQUESTS),
-    "renderers/demo_manifests.py",
+    "renderers/labs/demo_manifests.py",
     node_selector=_GPU_NODES,
     tolerations=(GPU_TOLERATION,),
 )
-# The hub's CPU profile (renderers/hub_profiles.py reads this): requests = limits, on the CPU user pool.
+# The hub's CPU profile (renderers/hub/hub_profiles.py reads this): requests = limits, on the CPU user pool.
 CPU_NOTEBOOK_REQUESTS: Final = Allocatable(500, 2048)

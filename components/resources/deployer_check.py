@@ -9,7 +9,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from components.renderers.access_entries import issuer_mismatch
+from components.renderers.access.access_entries import issuer_mismatch
 from components.settings import ClusterSettings
 
 

@@ -1,4 +1,4 @@
-"""The GPU idle reaper's Kubernetes objects (renderers/hub_gpu_idle.reaper_objects) as typed resources.
+"""The GPU idle reaper's Kubernetes objects (renderers/hub/hub_gpu_idle.reaper_objects) as typed resources.
 
 Two owners call it: the lab's hub for the objects in the hub's namespace (after the namespace), and the
 observability component for the Role in the add-on's namespace (after the add-on creates it).
@@ -14,8 +14,8 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.renderers.hub_gpu_idle_metrics import blind_nodes_alarm, metrics_policy
-from components.renderers.pod_identity import pod_identity_trust_policy
+from components.renderers.access.pod_identity import pod_identity_trust_policy
+from components.renderers.hub.hub_gpu_idle_metrics import blind_nodes_alarm, metrics_policy
 
 _KINDS: dict[str, Any] = {
     "Role": k8s.rbac.v1.Role,

@@ -1,4 +1,4 @@
-"""A lab hub's namespace `<lab>-hub` and what the lab's namespace holds for the hub (renderers/hub_namespace).
+"""A lab hub's namespace `<lab>-hub` and what the lab's namespace holds for the hub (renderers/hub/hub_namespace).
 
 The hub's chart waits for all of it: the namespace it installs into, and in the lab's namespace the Role that lets
 the hub spawn there, the Secret the notebooks mount, and the policies that let hub, proxy and notebooks talk; in
@@ -12,7 +12,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.renderers import hub_namespace
+from components.renderers.hub import hub_namespace
 from components.resources.hub_gpu_idle import create_objects
 from components.settings import LabSettings
 

@@ -21,7 +21,7 @@ from components.facts.constants import (
     KARPENTER_SERVICE_ACCOUNT,
     KARPENTER_VERSION,
 )
-from components.renderers import karpenter_iam, karpenter_interruption
+from components.renderers.karpenter import karpenter_iam, karpenter_interruption
 from components.resources.node_role import create_node_role
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.renderers.pod_identity import pod_identity_trust_policy
+from components.renderers.access.pod_identity import pod_identity_trust_policy
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.facts import timetable
-from components.renderers import warm_headroom_manifests
+from components.renderers.karpenter import warm_headroom_manifests
 from components.settings import NodePoolSettings, WarmSlotShape
 
 

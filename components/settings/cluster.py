@@ -62,7 +62,7 @@ class ClusterSettings(SettingsModel):
     admin_principal_arns: list[PrincipalArn] = []
     """Cluster admins (AmazonEKSClusterAdminPolicy access entries, keyed by a slug of the ARN); each once,
     not the deployer."""
-    # Who runs `pulumi up`: EKS makes it cluster admin itself (see components/renderers/access_entries.py).
+    # Who runs `pulumi up`: EKS makes it cluster admin itself (see components/renderers/access/access_entries.py).
     deployer_principal_arn: PrincipalArn | None = None
     """Who runs `pulumi up`: EKS makes it cluster admin as the cluster creator; `preview`/`up` warn when
     the caller differs or this is unset."""

@@ -162,7 +162,9 @@ def workloads(settings: StackSettings) -> tuple[Placed, ...]:
         found.append(Placed(pod_requests.DEMO_POD.with_count(settings.demo.replicas), "demo.replicas"))
     for pool in settings.resolved.karpenter_pools:
         if pool.settings.warm_gpu_slots:
-            warm = gpu_notebook(pool, name=f"warm slot ({pool.name})", source="renderers/warm_headroom_manifests.py")
+            warm = gpu_notebook(
+                pool, name=f"warm slot ({pool.name})", source="renderers/karpenter/warm_headroom_manifests.py"
+            )
             found.append(Placed(warm, f"{pool.key}.warmGpuSlots"))
     hubs = [(index, lab.hub) for index, lab in enumerate(settings.labs) if lab.hub is not None]
     if hubs:
@@ -177,17 +179,17 @@ def workloads(settings: StackSettings) -> tuple[Placed, ...]:
 
 
 def cpu_notebook() -> PodShape:
-    """The hub's CPU profile: the CPU user pool's label and toleration (renderers/hub_profiles.py)."""
+    """The hub's CPU profile: the CPU user pool's label and toleration (renderers/hub/hub_profiles.py)."""
     return PodShape(
         "notebook (cpu profile)",
         pod_requests.CPU_NOTEBOOK_REQUESTS,
-        "renderers/hub_profiles.py",
+        "renderers/hub/hub_profiles.py",
         node_selector={USER_NODE_LABEL_KEY: USER_NODE_LABEL_VALUE},
         tolerations=(dict(USER_TOLERATION),),
     )
 
 
-def gpu_notebook(pool: KarpenterPool, *, name: str = "", source: str = "renderers/hub_profiles.py") -> PodShape:
+def gpu_notebook(pool: KarpenterPool, *, name: str = "", source: str = "renderers/hub/hub_profiles.py") -> PodShape:
     """A GPU profile's notebook (and a warm slot of the pool): the pool's warm-slot shape, pinned to the pool."""
     shape = pool.warm_slot_shape
     return PodShape(
