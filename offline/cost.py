@@ -21,7 +21,6 @@ from components.renderers.report.cost_demand import HubLimits, SessionDemand
 from components.renderers.report.cost_forecast import SEED, Budget, PoolForecast, PoolPlan, forecast
 from components.renderers.report.cost_week import Scoring
 from components.renderers.timetable.timetable_manifests import budget_windows
-from components.resources.scheduler_scoring import scoring_strategy
 from components.settings import KarpenterPool, StackSettings
 
 FORECAST_FILE = "cost-forecast.json"
@@ -129,7 +128,7 @@ def pool_plan(settings: StackSettings, resolved: KarpenterPool) -> PoolPlan:
         expire_after_s=timetable.parse_seconds(pool.expire_after),
         grace_s=timetable.parse_seconds(pool.termination_grace_period),
         boot_s=boot_seconds(settings),
-        scoring=scoring_strategy(settings.cluster),  # type: ignore[arg-type]
+        scoring=settings.cluster.scoring_strategy,
         sessions=_session_demands(settings, resolved),
         walk_in_hub=_walk_in_hub(settings, resolved),
         demo_slots=demo_slots,
@@ -215,7 +214,7 @@ def forecast_document(settings: StackSettings, stack: StackForecast) -> dict[str
         "region": settings.region,
         "pricesDate": instance_prices.PRICES_DATE,
         "seed": SEED,
-        "scoring": scoring_strategy(settings.cluster),
+        "scoring": settings.cluster.scoring_strategy,
         "pools": {
             p.pool: {
                 "nodeHours": _rounded(p.node_hours),
@@ -266,7 +265,7 @@ def cost_lines(settings: StackSettings, stack: StackForecast) -> list[str]:
     lines = [
         "",
         f"Weekly cost forecast (simulated week, on-demand prices {settings.region} of {instance_prices.PRICES_DATE}, "
-        f"scheduler {scoring_strategy(settings.cluster)}; model and sources: docs/cost.md; cost-week.svg):",
+        f"scheduler {settings.cluster.scoring_strategy}; model and sources: docs/cost.md; cost-week.svg):",
         f"  {'pool':<22}{'node-h':>8}{'$/week':>10}{'learner-h':>10}{'$/learner-h':>12}{'floor $':>9}{'x floor':>8}"
         f"  wait p50/p95 in class, outside",
     ]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from components.facts.node_monitoring import LATCH_RECOVERY_COMMAND
+from components.facts.constants import EKS_CLUSTER_TYPE, EKS_NODE_GROUP_TYPE, SCORING_WEIGHTS
+from components.facts.node_monitoring import LATCH_RECOVERY_COMMAND, MAX_UNHEALTHY_NODES
 from components.facts.placeholders import placeholder_values
 from components.renderers.access.access_entries import matrix_lines
 from components.renderers.device_plugin.gpu_capacity import (
@@ -20,8 +21,6 @@ from components.renderers.labs.demo_manifests import DEMO_UID
 from components.renderers.labs.gpu_quota import QuotaNeed, quota_needs
 from components.renderers.observability.dcgm_engines import engine_rows
 from components.renderers.timetable.timetable_report import node_lifetimes, pool_weeks, session_peaks
-from components.resources.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
-from components.resources.scheduler_scoring import CLUSTER_TYPE, SCORING_WEIGHTS, scoring_strategy
 from components.settings import REGION_KEY, StackSettings, config_key
 from components.settings.checks.hubs import hub_warnings
 from offline.cost import StackForecast, cost_lines, stack_forecast
@@ -160,23 +159,26 @@ def _node_repair_lines(settings: StackSettings) -> list[str]:
     # that child, so resources.json cannot show it.
     return [
         "",
-        f"EKS node auto repair (nodeRepairConfig on the {NODE_GROUP_TYPE} of each managed node group; "
+        f"EKS node auto repair (nodeRepairConfig on the {EKS_NODE_GROUP_TYPE} of each managed node group; "
         f"it stops while more than {MAX_UNHEALTHY_NODES} node of a group is unhealthy and repairs one at a time; "
         "set by a transform at `up` time, so not provable offline; after `up` check "
         "`aws eks describe-nodegroup ... --query nodegroup.nodeRepairConfig`):",
-        *(
-            f"  {group:<22}{'enabled' if on else 'off'}"
-            for group, on in node_repair_by_group(settings.gpu_node_group, settings.observability)
-        ),
+        *(f"  {group:<22}{'enabled' if on else 'off'}" for group, on in _node_repair_by_group(settings)),
     ]
+
+
+def _node_repair_by_group(settings: StackSettings) -> list[tuple[str, bool]]:
+    """(config key of each managed node group the stack creates, whether the transform sets nodeRepairConfig)."""
+    groups = ["systemNodes", *(["gpuNodeGroup"] if settings.gpu_node_group.enabled else [])]
+    return [(group, settings.observability.node_repair) for group in groups]
 
 
 def _scheduler_scoring_lines(settings: StackSettings) -> list[str]:
     # Like node repair: a transform sets it on the aws.eks.Cluster inside pulumi-eks, which the mocks never see.
-    strategy = scoring_strategy(settings.cluster)
+    strategy = settings.cluster.scoring_strategy
     weights = ", ".join(f"{name} {weight}" for name, weight in SCORING_WEIGHTS)
     how = (
-        f"set by a transform on the {CLUSTER_TYPE} (weights {weights}) at `up` time, so not provable offline; "
+        f"set by a transform on the {EKS_CLUSTER_TYPE} (weights {weights}) at `up` time, so not provable offline; "
         "after `up` check `aws eks describe-cluster --query cluster.kubeSchedulerConfig`"
         if strategy == "MostAllocated"
         else "EKS's default (gpu-platform:cluster.mostAllocatedScoring is false): pods spread over nodes"

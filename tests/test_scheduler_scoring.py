@@ -9,6 +9,7 @@ from typing import Any
 import pulumi
 import pytest
 
+from components.facts import constants
 from components.resources import scheduler_scoring
 from components.settings import load_settings
 from offline.config_files import read_stack_config
@@ -67,7 +68,7 @@ def test_the_input_names_are_the_sdks() -> None:
 
 
 def test_weights_are_within_the_apis_range() -> None:
-    assert all(1 <= weight <= 100 for _, weight in scheduler_scoring.SCORING_WEIGHTS)
+    assert all(1 <= weight <= 100 for _, weight in constants.SCORING_WEIGHTS)
 
 
 @pytest.mark.usefixtures("reset_runtime")
@@ -79,7 +80,7 @@ def test_the_cluster_component_carries_the_transform_when_switched_on(on: bool) 
 
 def test_switch_is_on_by_default() -> None:
     values = dict(read_stack_config(PROJECT_DIR, "staging").values)
-    assert scheduler_scoring.scoring_strategy(load_settings(values).cluster) == "MostAllocated"
+    assert load_settings(values).cluster.scoring_strategy == "MostAllocated"
 
 
 @pytest.mark.parametrize(("on", "shown"), [(True, "MostAllocated"), (False, "LeastAllocated")])

@@ -2,7 +2,8 @@
 chart versions (aws/eks-node-monitoring-agent v1.6.6, amazon-cloudwatch-observability 6.4.0).
 
 Upstream facts, read by the renderers that decide which DaemonSet runs a DCGM host engine on each GPU node
-(`components/renderers/observability/dcgm_engines.py`), the platform's own dcgm-exporter and the synth summary.
+(`components/renderers/observability/dcgm_engines.py`), the platform's own dcgm-exporter, EKS node auto repair
+(`components/resources/node_repair.py`) and the synth summary.
 """
 
 from __future__ import annotations
@@ -47,3 +48,18 @@ CLOUDWATCH_GPU_COUNTERS: Final = (
     ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Tensor Core utilization (in %)."),
     ("DCGM_FI_DRIVER_VERSION", "label", "Driver Version."),
 )
+
+# EKS repairs with the node monitoring agent's conditions (and NodeReady); an unhealthy node is replaced.
+# The guard for a monitor-wide fault (aws/eks-node-monitoring-agent#266: one DCGM host engine outage leaves
+# `AcceleratedHardwareReady=False` latched): when more than one node of a group is unhealthy at once, the
+# cause is the monitor, not the GPUs, so EKS stops repairing (`maxUnhealthyNodeThresholdCount`, "count
+# threshold of unhealthy nodes, above which node auto repair actions will stop"), and it never replaces more
+# than one node at a time (`maxParallelNodesRepairedCount`). Field names: the EKS NodeRepairConfig as
+# pulumi-aws 7.51.1 `aws.eks.NodeGroup` `nodeRepairConfig` spells them. Karpenter's own repair has the same
+# kind of stop built in (more than 20% of a NodePool unhealthy; docs/gpu-health.md).
+MAX_UNHEALTHY_NODES: Final = 1
+NODE_REPAIR_CONFIG: Final = {
+    "enabled": True,
+    "maxUnhealthyNodeThresholdCount": MAX_UNHEALTHY_NODES,
+    "maxParallelNodesRepairedCount": 1,
+}
