@@ -1,5 +1,5 @@
 """The synth summary's fit block: per node group, allocatable, requested, free and the largest pod that must fit
-(the fit model: components/settings/fit.py, fit_placement.py)."""
+(the fit model: components/settings/checks/fit.py, fit_placement.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The fit model (components/settings/fit.py, fit_placement.py, facts/pod_requests.py): Karpenter's allocatable
+"""The fit model (components/settings/checks/fit.py, fit_placement.py, facts/pod_requests.py): Karpenter's allocatable
 arithmetic against hand-computed figures, the system group's packing, the scheduler's toleration rule, and both
 shipped stacks fitting with learners' notebooks off the system nodes."""
 

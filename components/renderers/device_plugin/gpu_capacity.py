@@ -1,7 +1,7 @@
 """GPU capacity as the synth summary, the NodeOverlays and the alarms report it: rows read from the capacity model.
 
 Schedulable `nvidia.com/gpu` = physical GPUs x sharing replicas is worked out once per pool in
-`components/settings/capacity.py`; this module only lays it out (per pool and instance type).
+`components/settings/resolved.py`; this module only lays it out (per pool and instance type).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class CapacityRow:
 
 
 def capacity_rows(pools: Sequence[ResolvedPool]) -> list[CapacityRow]:
-    """One row per pool and instance type; `pools`: every GPU pool's capacity (`capacity.all_capacities`)."""
+    """One row per pool and instance type; `pools`: every resolved GPU pool (`StackSettings.resolved.pools`)."""
     return [
         CapacityRow(
             pool.name,
@@ -66,7 +66,7 @@ class WarmHeadroomRow:
 def warm_headroom_rows(karpenter: KarpenterSettings, pools: Sequence[ResolvedPool]) -> list[WarmHeadroomRow]:
     """Per pool with warm slots and per instance type it may launch: the nodes the headroom keeps running.
 
-    `pools`: the Karpenter pools' capacity (`capacity.karpenter_capacities`).
+    `pools`: the resolved Karpenter pools (`StackSettings.resolved.karpenter_pools`).
     """
     if not karpenter.enabled:
         return []
@@ -88,7 +88,7 @@ def pool_slot_ceilings(pools: Sequence[ResolvedPool]) -> dict[str, int]:
     """Most `nvidia.com/gpu` slots each pool (and the managed group) can ever advertise.
 
     The managed group counts its largest instance type (an upper bound: the group may launch any of them).
-    `pools`: every GPU pool's capacity (`capacity.all_capacities`).
+    `pools`: every resolved GPU pool (`StackSettings.resolved.pools`).
     """
     ceilings: dict[str, int] = {}
     for row in capacity_rows(pools):

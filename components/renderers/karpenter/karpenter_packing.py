@@ -111,8 +111,8 @@ def first_batch_rows(
 ) -> list[FirstBatchRow]:
     """Per Karpenter pool: the nodes the first batch (demo pods beyond the managed group + warm slots) opens.
 
-    `pools`: the Karpenter pools' capacity (`capacity.karpenter_capacities`); `managed_group_slots`: the slots the
-    managed group's desired nodes offer (`capacity.managed_group_slots`).
+    `pools`: the resolved Karpenter pools (`StackSettings.resolved`); `managed_group_slots`: the slots the
+    managed group's desired nodes offer (`ResolvedStack.managed_group_slots`).
     """
     if not karpenter.enabled:
         return []

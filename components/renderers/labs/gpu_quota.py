@@ -45,8 +45,7 @@ def quota_needs(
 ) -> list[QuotaNeed]:
     """vCPUs each EC2 quota must allow for every GPU pool of the stack to reach its limit; sorted by code.
 
-    `group_capacity`: the managed group's (`capacity.managed_group_capacity`); `pools`: the Karpenter pools'
-    (`capacity.karpenter_capacities`).
+    `group_capacity`: the resolved managed group; `pools`: the resolved Karpenter pools (`StackSettings.resolved`).
     """
     totals: dict[tuple[str, str], int] = {}
 

@@ -25,7 +25,7 @@ def check_stack(settings: StackSettings) -> None:
     karpenter_fits_system_nodes(settings)
     hubs.hubs_fit_the_cluster(settings)
     labs_fit_the_cluster(settings)
-    # Last: every pod the plan runs fits a node it may run on (components/settings/fit.py).
+    # Last: every pod the plan runs fits a node it may run on (checks/fit.py).
     fit_placement.check(settings)
 
 
