@@ -172,6 +172,8 @@ def _same_week(plan: PoolPlan) -> tuple[Any, ...]:
 
 @dataclass(frozen=True)
 class StackForecast:
+    region: str  # whose on-demand prices
+    scoring: Scoring  # how the stack's scheduler scores nodes
     pools: list[tuple[PoolPlan, PoolForecast]]
     fixed: list[FixedLine]
     skipped: list[tuple[str, str]]  # (line, why the price table cannot price it)
@@ -197,7 +199,7 @@ def stack_forecast(settings: StackSettings) -> StackForecast:
             runs[key] = forecast(plan)
         results.append((plan, dataclasses.replace(runs[key], pool=plan.name)))
     fixed, unpriced = fixed_lines(settings)
-    return StackForecast(results, fixed, skipped + unpriced)
+    return StackForecast(settings.region, settings.cluster.scoring_strategy, results, fixed, skipped + unpriced)
 
 
 def _rounded(value: float | None) -> float | None:
@@ -260,12 +262,12 @@ def _waits(waits: tuple[int, int] | None) -> str:
     return "-" if waits is None else f"{waits[0]}/{waits[1]} s"
 
 
-def cost_lines(settings: StackSettings, stack: StackForecast) -> list[str]:
+def cost_lines(stack: StackForecast) -> list[str]:
     """The summary's weekly forecast: per GPU pool, then the fixed lines, then the total."""
     lines = [
         "",
-        f"Weekly cost forecast (simulated week, on-demand prices {settings.region} of {instance_prices.PRICES_DATE}, "
-        f"scheduler {settings.cluster.scoring_strategy}; model and sources: docs/cost.md; cost-week.svg):",
+        f"Weekly cost forecast (simulated week, on-demand prices {stack.region} of {instance_prices.PRICES_DATE}, "
+        f"scheduler {stack.scoring}; model and sources: docs/cost.md; cost-week.svg):",
         f"  {'pool':<22}{'node-h':>8}{'$/week':>10}{'learner-h':>10}{'$/learner-h':>12}{'floor $':>9}{'x floor':>8}"
         f"  wait p50/p95 in class, outside",
     ]

@@ -23,15 +23,13 @@ from components.renderers.observability.dcgm_engines import engine_rows
 from components.renderers.timetable.timetable_report import node_lifetimes, pool_weeks, session_peaks
 from components.settings import REGION_KEY, StackSettings, config_key
 from components.settings.checks.hubs import hub_warnings
-from offline.cost import StackForecast, cost_lines, stack_forecast
+from offline.cost import StackForecast, cost_lines
 from offline.fit_summary import fit_lines
 from offline.plan import Plan
 
 
-def render_summary(
-    settings: StackSettings, plan: Plan, stack: str, out_dir: Path, forecast: StackForecast | None = None
-) -> str:
-    """The summary; `forecast`: the synth's own (computed here when not given)."""
+def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Path, forecast: StackForecast) -> str:
+    """The summary of a synth: its plan, the stack's resolved pools, and its cost `forecast` (`stack_forecast`)."""
     counts = plan.type_counts()
     lines = [
         f"gpu-platform stack '{stack}': {len(plan.resources)} resources, {len(plan.manifests)} Kubernetes objects, "
@@ -64,7 +62,7 @@ def render_summary(
     lines += _node_lifetime_lines(settings)
     lines += _hub_lines(settings)
     lines += fit_lines(settings)
-    lines += cost_lines(settings, forecast or stack_forecast(settings))
+    lines += cost_lines(forecast)
     return "\n".join([*lines, *_access_lines(settings), *_placeholder_lines(settings)])
 
 

@@ -163,6 +163,6 @@ def test_a_region_or_type_the_table_cannot_price_is_said_not_forecast() -> None:
     result = stack_forecast(settings)
     assert result.pools == [] and result.skipped[0] == ("pool g4-nodepool", "none of g5.xlarge is offered in us-west-1")
     assert [name for name, _ in result.skipped[1:]] == ["pool cpu-user"]  # priced per node-hour, never forecast
-    lines = cost_lines(settings, result)
+    lines = cost_lines(result)
     assert any("g4-nodepool" in line and "not forecast: none of g5.xlarge is offered" in line for line in lines)
     assert forecast_document(settings, result)["notForecast"] == dict(result.skipped)

@@ -24,6 +24,7 @@ from components.renderers.observability import dcgm_engines, observability_confi
 from components.renderers.observability import dcgm_exporter_manifests as exporter
 from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
+from offline.cost import stack_forecast
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.conftest import PROJECT_DIR, STACKS
@@ -117,7 +118,7 @@ def test_engine_model_reads_tolerations_like_the_scheduler() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_summary_names_the_engine_of_each_gpu_node(stack: str, plans: dict[str, Plan]) -> None:
     settings = stack_settings(stack)
-    summary = render_summary(settings, plans[stack], stack, Path("out"))
+    summary = render_summary(settings, plans[stack], stack, Path("out"), stack_forecast(settings))
     lines = summary.splitlines()
     start = lines.index(next(line for line in lines if line.startswith("DCGM host engines per GPU node")))
     block = lines[start + 1 : lines.index("", start)]

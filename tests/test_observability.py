@@ -31,6 +31,7 @@ from components.renderers.observability import observability_config as config
 from components.resources import node_repair
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
+from offline.cost import stack_forecast
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.conftest import PROJECT_DIR, STACKS, registered_transforms
@@ -580,7 +581,8 @@ def test_plans_enable_karpenter_node_repair(stack: str, plans: dict[str, Plan]) 
 def test_summary_shows_node_auto_repair_per_managed_group(
     staging_plan: Plan, overrides: dict[str, Any], expected: dict[str, str]
 ) -> None:
-    summary = render_summary(stack_settings("staging", **overrides), staging_plan, "staging", Path("out"))
+    settings = stack_settings("staging", **overrides)
+    summary = render_summary(settings, staging_plan, "staging", Path("out"), stack_forecast(settings))
     lines = summary.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("EKS node auto repair (nodeRepairConfig"))
     block = {}
