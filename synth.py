@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None, project_dir: Path = PROJECT_DIR) -> int:
 
     sys.path.insert(0, str(PROJECT_DIR))
     from components.settings import SettingsError
+    from components.settings.checks.fit_placement import group_fits
     from offline.config_files import StackFileError, read_stack_config
     from offline.cost import stack_forecast, write_forecast
     from offline.plan import OUTPUT_FILES, Plan, clear_outputs
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None, project_dir: Path = PROJECT_DIR) -> int:
         write_forecast(Path(staging_dir), recording.settings, args.stack, forecast)
         for name in OUTPUT_FILES:
             (Path(staging_dir) / name).rename(out / name)
-    print(render_summary(recording.settings, plan, args.stack, out, forecast))
+    print(render_summary(recording.settings, plan, args.stack, out, forecast, group_fits(recording.settings)))
     # Values every schema allows and a receiver refuses (the AWS provider at preview; the API server's names,
     # labels and annotations) fail the run, not the config keys: exit 1. The plan stays written, so
     # `python -m policy.check DIR` shows the same lines.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from components.facts.constants import EKS_CLUSTER_TYPE, EKS_NODE_GROUP_TYPE, SCORING_WEIGHTS
@@ -22,14 +23,23 @@ from components.renderers.labs.gpu_quota import QuotaNeed, quota_needs
 from components.renderers.observability.dcgm_engines import engine_rows
 from components.renderers.timetable.timetable_report import node_lifetimes, pool_weeks, session_peaks
 from components.settings import REGION_KEY, StackSettings, config_key
+from components.settings.checks.fit_placement import GroupFit
 from components.settings.checks.hubs import hub_warnings
 from offline.cost import StackForecast, cost_lines
 from offline.fit_summary import fit_lines
 from offline.plan import Plan
 
 
-def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Path, forecast: StackForecast) -> str:
-    """The summary of a synth: its plan, the stack's resolved pools, and its cost `forecast` (`stack_forecast`)."""
+def render_summary(
+    settings: StackSettings,
+    plan: Plan,
+    stack: str,
+    out_dir: Path,
+    forecast: StackForecast,
+    fits: Sequence[GroupFit],
+) -> str:
+    """The summary of a synth: its plan, the stack's resolved pools, its cost `forecast` (`stack_forecast`) and
+    its node groups' `fits` (`group_fits`), both worked out once by the synth."""
     counts = plan.type_counts()
     lines = [
         f"gpu-platform stack '{stack}': {len(plan.resources)} resources, {len(plan.manifests)} Kubernetes objects, "
@@ -61,7 +71,7 @@ def render_summary(settings: StackSettings, plan: Plan, stack: str, out_dir: Pat
     lines += _timetable_lines(settings)
     lines += _node_lifetime_lines(settings)
     lines += _hub_lines(settings)
-    lines += fit_lines(settings)
+    lines += fit_lines(fits)
     lines += cost_lines(forecast)
     return "\n".join([*lines, *_access_lines(settings), *_placeholder_lines(settings)])
 

@@ -23,6 +23,7 @@ from components.facts.constants import (
 from components.renderers.observability import dcgm_engines, observability_config
 from components.renderers.observability import dcgm_exporter_manifests as exporter
 from components.settings import StackSettings, load_settings
+from components.settings.checks.fit_placement import group_fits
 from offline.config_files import read_stack_config
 from offline.cost import stack_forecast
 from offline.plan import Plan
@@ -118,7 +119,7 @@ def test_engine_model_reads_tolerations_like_the_scheduler() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_summary_names_the_engine_of_each_gpu_node(stack: str, plans: dict[str, Plan]) -> None:
     settings = stack_settings(stack)
-    summary = render_summary(settings, plans[stack], stack, Path("out"), stack_forecast(settings))
+    summary = render_summary(settings, plans[stack], stack, Path("out"), stack_forecast(settings), group_fits(settings))
     lines = summary.splitlines()
     start = lines.index(next(line for line in lines if line.startswith("DCGM host engines per GPU node")))
     block = lines[start + 1 : lines.index("", start)]

@@ -11,6 +11,7 @@ from typing import Any
 from components.facts.gpu_catalog import vcpus
 from components.renderers.labs.gpu_quota import QuotaNeed, quota_needs
 from components.settings import StackSettings, load_settings
+from components.settings.checks.fit_placement import group_fits
 from offline.cost import stack_forecast
 from offline.plan import Plan
 from offline.summary import render_summary
@@ -72,7 +73,7 @@ def test_the_synth_summary_prints_the_quota(
 ) -> None:
     for stack, plan in (("staging", staging_plan), ("prod", prod_plan)):
         settings = load_settings(stack_configs[stack])
-        summary = render_summary(settings, plan, stack, Path("out"), stack_forecast(settings))
+        summary = render_summary(settings, plan, stack, Path("out"), stack_forecast(settings), group_fits(settings))
         (need,) = _quota_needs(settings)
         assert need.code == ON_DEMAND_G[0]
         (line,) = [line for line in summary.splitlines() if need.code in line]

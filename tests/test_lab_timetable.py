@@ -394,11 +394,14 @@ def test_summary_figures_for_staging() -> None:
 
 
 def test_synth_summary_prints_the_timetable(staging_plan: Plan) -> None:
+    from components.settings.checks.fit_placement import group_fits
     from offline.cost import stack_forecast
     from offline.summary import render_summary
 
     settings = load_settings(STAGING)
-    text = render_summary(settings, staging_plan, "staging", PROJECT_DIR / "build", stack_forecast(settings))
+    text = render_summary(
+        settings, staging_plan, "staging", PROJECT_DIR / "build", stack_forecast(settings), group_fits(settings)
+    )
     assert "labs.0.sessions.0" in text and "timetable 176.3 h, around the clock 504.0 h, saved 327.7 h" in text
     assert "g4-nodepool           4h15m" in text
 

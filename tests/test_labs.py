@@ -24,6 +24,7 @@ from components.settings import (
     StackSettings,
     load_settings,
 )
+from components.settings.checks.fit_placement import group_fits
 from offline.cost import stack_forecast
 from offline.plan import Plan
 from offline.summary import render_summary
@@ -281,7 +282,7 @@ def test_labs_beyond_capacity_are_warned_in_the_summary(staging_config: dict[str
     over = load_settings(_with_labs(staging_config, [DEMO_LAB, {"name": "big-lab", "gpuSlots": 25}]))
     warning = lab_slot_warning(over.resolved.pools, over.labs)
     assert warning is not None and "28" in warning and "at most 24" in warning
-    summary = render_summary(over, staging_plan, "staging", Path("/tmp/out"), stack_forecast(over))
+    summary = render_summary(over, staging_plan, "staging", Path("/tmp/out"), stack_forecast(over), group_fits(over))
     assert warning in summary
     assert re.search(r"big-lab\s+25\s+0", summary)
 

@@ -30,6 +30,7 @@ from components.renderers.observability import gpu_alarms, gpu_dashboard
 from components.renderers.observability import observability_config as config
 from components.resources import node_repair
 from components.settings import SettingsError, StackSettings, load_settings
+from components.settings.checks.fit_placement import group_fits
 from offline.config_files import read_stack_config
 from offline.cost import stack_forecast
 from offline.plan import Plan
@@ -582,7 +583,9 @@ def test_summary_shows_node_auto_repair_per_managed_group(
     staging_plan: Plan, overrides: dict[str, Any], expected: dict[str, str]
 ) -> None:
     settings = stack_settings("staging", **overrides)
-    summary = render_summary(settings, staging_plan, "staging", Path("out"), stack_forecast(settings))
+    summary = render_summary(
+        settings, staging_plan, "staging", Path("out"), stack_forecast(settings), group_fits(settings)
+    )
     lines = summary.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("EKS node auto repair (nodeRepairConfig"))
     block = {}

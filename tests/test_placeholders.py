@@ -12,6 +12,7 @@ import pytest
 
 from components.facts.placeholders import EXAMPLE_ACCOUNT_IDS, placeholder_values, placeholders_in
 from components.settings import load_settings
+from components.settings.checks.fit_placement import group_fits
 from offline.cost import stack_forecast
 from offline.plan import Plan
 from offline.project_copy import copy_program
@@ -107,7 +108,7 @@ def test_synth_summary_names_every_placeholder_key(
 ) -> None:
     settings = load_settings(stack_configs[stack])
     assert {key for key, _ in placeholder_keys(settings)} == SHIPPED_PLACEHOLDER_KEYS[stack]
-    summary = render_summary(settings, plans[stack], stack, Path("out"), stack_forecast(settings))
+    summary = render_summary(settings, plans[stack], stack, Path("out"), stack_forecast(settings), group_fits(settings))
     block = summary.split("Replace before a real deploy", 1)[1]
     for key, value in placeholder_keys(settings):
         assert f"  {key}: {value}" in block

@@ -12,6 +12,7 @@ import pytest
 from components.facts import constants
 from components.resources import scheduler_scoring
 from components.settings import load_settings
+from components.settings.checks.fit_placement import group_fits
 from offline.config_files import read_stack_config
 from offline.cost import stack_forecast
 from offline.plan import Plan
@@ -87,7 +88,9 @@ def test_switch_is_on_by_default() -> None:
 @pytest.mark.parametrize(("on", "shown"), [(True, "MostAllocated"), (False, "LeastAllocated")])
 def test_summary_says_which_scoring_runs(staging_plan: Plan, on: bool, shown: str) -> None:
     settings = load_settings(_values(mostAllocatedScoring=on))
-    summary = render_summary(settings, staging_plan, "staging", Path("out"), stack_forecast(settings))
+    summary = render_summary(
+        settings, staging_plan, "staging", Path("out"), stack_forecast(settings), group_fits(settings)
+    )
     line = next(line for line in summary.splitlines() if line.startswith("Scheduler scoring"))
     assert f": {shown};" in line
     assert ("aws:eks/cluster:Cluster" in line) is on

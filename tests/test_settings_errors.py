@@ -11,6 +11,7 @@ import pytest
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from components.settings import SettingsError, StackSettings, load_settings
+from components.settings.checks.fit_placement import group_fits
 from components.settings.checks.hubs import hub_warnings
 from components.settings.errors import problems_from
 from components.settings.fields import SettingsModel
@@ -221,7 +222,9 @@ def test_a_hub_shorter_than_its_class_is_a_warning_naming_both_keys() -> None:
 def test_the_synth_summary_prints_the_hub_warning(staging_plan: Plan) -> None:
     values = _edited("gpu-platform:labs", lambda labs: labs[0]["hub"].update(maxHours=1))
     settings = load_settings(values, STAGING.secret_paths)
-    summary = render_summary(settings, staging_plan, "staging", Path("out"), stack_forecast(settings))
+    summary = render_summary(
+        settings, staging_plan, "staging", Path("out"), stack_forecast(settings), group_fits(settings)
+    )
     assert (
         "  WARNING: gpu-platform:labs[0].hub.maxHours: 1h is shorter than gpu-platform:labs[0].sessions[0]" in summary
     )
