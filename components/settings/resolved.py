@@ -8,9 +8,11 @@ Per pool (a Karpenter NodePool, or the managed GPU group) and per instance type 
 and vCPUs (`components/facts/gpu_catalog.py`), shared `nvidia.com/gpu` slots per node (GPUs x sharing replicas:
 `slots` is the one place that product is taken), what one node offers pods once the DaemonSets that run there
 are placed (`components/facts/node_allocatable.py`), how many nodes hold a number of slots and whether they stay within
-the pool's limits, the default warm slot shape, and the vCPUs the pool can count against EC2 quotas.
+the pool's limits, the default warm slot shape, and the vCPUs the pool can count against EC2 quotas. A Karpenter
+pool (`KarpenterPool`) adds its warm slot shape, the lab sessions it serves (a session's nodePool, else the only
+pool), the lead time its buffer is raised by and how long a node must keep a session's or a hub's pod alive.
 
-The settings rules (warm headroom, timetables, hubs), the NodeOverlays, the device plugin's slots, the warm
+The settings checks (warm headroom, timetables, hubs, the fit model), the NodeOverlays, the device plugin's slots, the warm
 headroom, the quota, the alarms and the synth summary read it; nothing else multiplies GPUs by replicas
 (tests/test_capacity.py).
 
@@ -198,10 +200,6 @@ class ResolvedPool:
             if node.nodes_for(wanted_slots) * node.vcpus <= self.cpu_limit
             and node.nodes_for(wanted_slots) * node.gpus <= self.gpu_limit
         )
-
-    def default_warm_slot_shape(self) -> WarmSlotShape:
-        """The largest share up to a typical lab pod that lets every node of the pool hold all its slots."""
-        return default_warm_slot_shape(self.nodes)
 
     @property
     def quota_vcpus(self) -> int:
