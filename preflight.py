@@ -372,9 +372,7 @@ def check_addon_config(aws: Aws, settings: StackSettings) -> list[CheckResult]:
 
 def check_quotas(aws: Aws, settings: StackSettings) -> list[CheckResult]:
     results = []
-    pools = settings.resolved.karpenter_pools
-    group = settings.resolved.managed_group
-    for need in quota_needs(settings.gpu_node_group, group, settings.karpenter, pools):
+    for need in quota_needs(settings.gpu_node_group, settings.resolved):
         args = ("service-quotas", "get-service-quota", "--service-code", "ec2", "--quota-code", need.code)
         answer = aws.run(*args) or {}
         quota = answer.get("Quota") or {}

@@ -61,7 +61,7 @@ def idle_fleet(settings: StackSettings) -> gpu_alarms.IdleFleet:
         settings.demo,
         settings.resolved.managed_group_slots,
         tuple(capacity_rows(settings.resolved.pools)),
-        tuple(warm_headroom_rows(settings.karpenter, settings.resolved.karpenter_pools)),
+        tuple(warm_headroom_rows(settings.resolved.karpenter_pools)),
     )
 
 

@@ -95,8 +95,7 @@ def _slot_lines(settings: StackSettings) -> list[str]:
 
 
 def _quota_needs(settings: StackSettings) -> list[QuotaNeed]:
-    group = settings.resolved.managed_group
-    return quota_needs(settings.gpu_node_group, group, settings.karpenter, settings.resolved.karpenter_pools)
+    return quota_needs(settings.gpu_node_group, settings.resolved)
 
 
 def _access_lines(settings: StackSettings) -> list[str]:
@@ -125,7 +124,7 @@ def _placeholder_lines(settings: StackSettings) -> list[str]:
 
 
 def _warm_headroom_lines(settings: StackSettings) -> list[str]:
-    rows = warm_headroom_rows(settings.karpenter, settings.resolved.karpenter_pools)
+    rows = warm_headroom_rows(settings.resolved.karpenter_pools)
     if not rows:
         return ["", "Warm GPU headroom: none (no pool sets warmGpuSlots)"]
     lines = [
@@ -141,12 +140,7 @@ def _warm_headroom_lines(settings: StackSettings) -> list[str]:
 
 
 def _first_batch_lines(settings: StackSettings) -> list[str]:
-    rows = first_batch_rows(
-        settings.karpenter,
-        settings.demo,
-        settings.resolved.karpenter_pools,
-        settings.resolved.managed_group_slots,
-    )
+    rows = first_batch_rows(settings.karpenter, settings.demo, settings.resolved)
     warnings = mixed_gpu_count_warnings(settings.karpenter)
     if not rows and not warnings:
         return []

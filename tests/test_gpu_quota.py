@@ -36,8 +36,7 @@ def _stack(base: dict[str, str], group: dict[str, Any], pools: list[dict[str, An
 
 
 def _quota_needs(settings: StackSettings) -> list[QuotaNeed]:
-    group = settings.resolved.managed_group
-    return quota_needs(settings.gpu_node_group, group, settings.karpenter, settings.resolved.karpenter_pools)
+    return quota_needs(settings.gpu_node_group, settings.resolved)
 
 
 def test_vcpus_of_the_catalog_sizes() -> None:

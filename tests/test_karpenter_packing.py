@@ -38,8 +38,7 @@ def staging_with_pool(**pool: Any) -> StackSettings:
 
 
 def _first_batch_rows(settings: StackSettings) -> list[packing.FirstBatchRow]:
-    pools = settings.resolved.karpenter_pools
-    return packing.first_batch_rows(settings.karpenter, settings.demo, pools, settings.resolved.managed_group_slots)
+    return packing.first_batch_rows(settings.karpenter, settings.demo, settings.resolved)
 
 
 def test_staging_first_batch_gets_one_g4dn_xlarge_per_three_slots() -> None:

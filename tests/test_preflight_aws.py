@@ -22,12 +22,7 @@ from tests.conftest import PROJECT_DIR
 
 STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
 # The EC2 vCPU quotas staging needs, as the synth summary and preflight work them out.
-STAGING_NEEDS = quota_needs(
-    STAGING.gpu_node_group,
-    STAGING.resolved.managed_group,
-    STAGING.karpenter,
-    STAGING.resolved.karpenter_pools,
-)
+STAGING_NEEDS = quota_needs(STAGING.gpu_node_group, STAGING.resolved)
 DEPLOYER = "arn:aws:iam::111122223333:role/github-actions-deploy"
 ADMIN = "arn:aws:iam::111122223333:role/platform-admin"
 PREVIEW = "arn:aws:iam::111122223333:role/github-actions-preview"

@@ -368,7 +368,7 @@ def test_nodes_held_follow_the_formula(slots: int, replicas: int, instance_type:
         {"instanceTypes": [instance_type], "warmGpuSlots": slots, "gpuLimit": 16, "cpuLimit": 256},
         gpuSharing={"strategy": "time-slicing", "replicas": replicas},
     )
-    (row,) = warm_headroom_rows(settings.karpenter, settings.resolved.karpenter_pools)
+    (row,) = warm_headroom_rows(settings.resolved.karpenter_pools)
     assert (row.instance_type, row.warm_slots, row.nodes_held) == (instance_type, slots, nodes)
     assert warm_nodes_held(slots, gpu_catalog.gpu_count(instance_type), settings.gpu_sharing) == nodes
 
@@ -376,7 +376,7 @@ def test_nodes_held_follow_the_formula(slots: int, replicas: int, instance_type:
 def test_pools_without_warm_slots_get_no_buffer_and_leave_the_gate_off() -> None:
     settings = settings_with({"warmGpuSlots": 0})
     assert headroom_objects(settings) == []
-    assert warm_headroom_rows(settings.karpenter, settings.resolved.karpenter_pools) == []
+    assert warm_headroom_rows(settings.resolved.karpenter_pools) == []
     values = karpenter_values.helm_values(
         controller_inputs(settings), cluster_endpoint="https://x", interruption_queue="q"
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from components.settings import GpuSharingSettings, KarpenterSettings, LabSettings, resolved
+from components.settings import GpuSharingSettings, KarpenterPool, LabSettings, resolved
 from components.settings.resolved import MANAGED_GROUP_POOL, ResolvedPool
 
 __all__ = ["MANAGED_GROUP_POOL"]
@@ -63,24 +63,20 @@ class WarmHeadroomRow:
     nodes_held: int  # if Karpenter picks this instance type for the buffer
 
 
-def warm_headroom_rows(karpenter: KarpenterSettings, pools: Sequence[ResolvedPool]) -> list[WarmHeadroomRow]:
+def warm_headroom_rows(pools: Sequence[KarpenterPool]) -> list[WarmHeadroomRow]:
     """Per pool with warm slots and per instance type it may launch: the nodes the headroom keeps running.
 
     `pools`: the resolved Karpenter pools (`StackSettings.resolved.karpenter_pools`).
     """
-    if not karpenter.enabled:
-        return []
-    capacity_of = {pool.name: pool for pool in pools}
     rows = []
-    for pool in karpenter.node_pools:
-        if pool.warm_gpu_slots <= 0:
+    for pool in pools:
+        warm = pool.settings.warm_gpu_slots
+        if warm <= 0:
             continue
-        for node in capacity_of[pool.name].nodes:
-            rows.append(
-                WarmHeadroomRow(
-                    pool.name, node.instance_type, pool.warm_gpu_slots, node.slots, node.nodes_for(pool.warm_gpu_slots)
-                )
-            )
+        rows += [
+            WarmHeadroomRow(pool.name, node.instance_type, warm, node.slots, node.nodes_for(warm))
+            for node in pool.nodes
+        ]
     return rows
 
 
