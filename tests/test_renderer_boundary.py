@@ -273,8 +273,8 @@ def test_the_path_says_what_a_module_is() -> None:
 
 
 # --- renderers take the narrow arguments they read -----------------------------------------------------------------
-# A renderer is given a pool, its sharing, the capacity model's objects, a section or a small view the component
-# builds; never the whole stack, so a reader sees from its signature what an object depends on. The one module
+# A renderer is given a pool, its sharing, the resolved model's pools (`ResolvedPool`, `KarpenterPool`,
+# `ResolvedStack`) or a section; never the whole stack, so a reader sees from its signature what an object depends on. The one module
 # below the components that returns the whole stack is the one that loads it from the Pulumi config.
 WHOLE_STACK_LOADERS = {PROJECT_DIR / "components" / "resources" / "runtime_settings.py"}
 
