@@ -43,9 +43,11 @@ def main(argv: list[str] | None = None, project_dir: Path = PROJECT_DIR) -> int:
         clear_outputs(out)
     try:
         # A bad config is reported before anything exists: not even the --out directory.
-        checked_settings(read_stack_config(project_dir, args.stack))
+        # The stack file is read once and validated once; the program run and the summary take those settings.
+        config = read_stack_config(project_dir, args.stack)
+        settings = checked_settings(config)
         out.mkdir(parents=True, exist_ok=True)
-        recording = record_program(project_dir, args.stack)
+        recording = record_program(project_dir, args.stack, config, settings)
     except (SettingsError, StackFileError) as exc:
         print(f"synth: stack '{args.stack}': {exc}", file=sys.stderr)
         return EXIT_INVALID_CONFIG
