@@ -13,7 +13,9 @@ modules import only each other and the fact modules, never a component or a rend
 - `stack.py`: `StackSettings`, every section together, and the views derived from them
 - `rules.py`, `rules_pools.py`, `rules_hub.py`: the rules across sections (warm slots, timetables, hubs, labs)
 - `capacity.py`: the one capacity model (per pool: GPUs, vCPUs, slots per node, allocatable, quota vCPUs)
-- `loading.py`: Pulumi's flat config map into `StackSettings`; `errors.py`: `SettingsError` and its wording
+- `loading.py`: the config front door, Pulumi's flat config map checked (namespaces, unknown keys, empty values,
+  secrets, settings a switched-off feature ignores; switches and defaults read from the models' fields) into
+  `StackSettings`; `errors.py`: `SettingsError` and its wording, from the models' JSON schema
 
 Callers import from `components.settings`: every name a caller uses is re-exported here (tests/test_settings_package.py).
 """

@@ -11,7 +11,7 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any, TypeGuard, get_args, get_origin
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
@@ -214,20 +214,19 @@ def _sections() -> Iterator[tuple[str, type[BaseModel]]]:
 
 
 @functools.cache
-def _adapter(annotation: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(annotation)
+def _adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    return TypeAdapter(model.model_fields[name].rebuild_annotation())
 
 
 def _value(section: Mapping[str, Any], model: type[BaseModel], name: str) -> Any:
     """`model`'s field `name` in a raw section, as the model would read it (its default when unset); None if invalid."""
-    field = model.model_fields[name]
     try:
-        return _adapter(field.annotation).validate_python(section.get(to_camel(name), field.default))
+        return _adapter(model, name).validate_python(section.get(to_camel(name), model.model_fields[name].default))
     except ValidationError:
         return None  # the model reports the bad value
 
 
-def _switched_off(section: Any, model: type[BaseModel], switch: str) -> bool:
+def _switched_off(section: Any, model: type[BaseModel], switch: str) -> TypeGuard[dict[str, Any]]:
     return isinstance(section, dict) and _value(section, model, switch) is False
 
 
