@@ -14,8 +14,8 @@ import components.settings
 from tests.conftest import PROJECT_DIR, parsed
 
 PACKAGE = PROJECT_DIR / "components" / "settings"
-# The facts settings may read: constants, the instance catalog, cron, quantities, node allocatable, pod requests, the timetable
-# arithmetic and the config-key rules. None of them imports settings (checked below).
+# The facts settings may read: constants, the instance catalog, cron, quantities, node allocatable, pod requests and the
+# timetable arithmetic. None of them imports settings (checked below).
 FACTS = frozenset(
     {"components.facts"}
     | {
@@ -28,7 +28,6 @@ FACTS = frozenset(
             "node_allocatable",
             "pod_requests",
             "timetable",
-            "config_rules",
         )
     }
 )

@@ -14,7 +14,10 @@ fact modules, never a component or a renderer), from the bottom up:
   GPUs, vCPUs and allocatable per instance type, warm slot shape, sessions, lead and hold times, limits)
 - `stack.py`: `StackSettings`, every section together, its resolved pools (`StackSettings.resolved`)
 - `checks/`: the checks across sections (pools, warm slots, timetables, hubs, labs, the fit model)
-- `loading.py`: Pulumi's flat config map into a checked `StackSettings`; `errors.py`: `SettingsError` and its wording
+- `loading.py`: the config front door, Pulumi's flat config map checked (namespaces, unknown keys, empty values,
+  secrets, settings a switched-off feature ignores; switches and defaults read from the models' fields) into
+  `StackSettings`, then the checks across sections; `errors.py`: `SettingsError` and its wording, from the models'
+  JSON schema
 
 Callers import from `components.settings`: every name a caller uses is re-exported here (tests/test_settings_package.py).
 """
