@@ -14,9 +14,9 @@ from components.facts.constants import GPU_RESOURCE, INSTANCE_FAMILY_LABEL, INST
 from components.renderers.device_plugin.device_plugin_config import parse_config
 from components.renderers.hub import hub_profiles
 from components.renderers.karpenter import karpenter_values
-from components.settings import StackSettings, resolved
+from components.settings import StackSettings
 from components.settings.loading import load_settings
-from components.settings.resolved import Isolation, SlotModel
+from components.settings.resolved import Isolation, SlotModel, isolation_of, mps_client_cap_mib
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.project_copy import copy_program
@@ -139,12 +139,12 @@ def test_the_summary_prints_each_pools_slot(kinds_synth: str) -> None:
 @pytest.mark.parametrize(
     ("slot", "name"),
     [
-        (SlotModel("time-slicing", 5461, 3, resolved.isolation_of("time-slicing")),
+        (SlotModel("time-slicing", 5461, 3, isolation_of("time-slicing")),
          "Shared T4, time-sliced — about 5.3 GB GPU memory, not fenced: shared with 2 others"),
-        (SlotModel("mps", 5461, 3, resolved.isolation_of("mps")),
+        (SlotModel("mps", 5461, 3, isolation_of("mps")),
          "Shared T4, MPS — 5.3 GB GPU memory capped, compute shared with 2 others"),
-        (SlotModel("g6f", 2861, 1, resolved.isolation_of("g6f")), "T4 slice — 2.8 GB GPU memory, yours alone"),
-        (SlotModel("exclusive", 16384, 1, resolved.isolation_of("exclusive")), "Whole T4 — 16 GB GPU memory, yours alone"),
+        (SlotModel("g6f", 2861, 1, isolation_of("g6f")), "T4 slice — 2.8 GB GPU memory, yours alone"),
+        (SlotModel("exclusive", 16384, 1, isolation_of("exclusive")), "Whole T4 — 16 GB GPU memory, yours alone"),
     ],
 )  # fmt: skip
 def test_profiles_promise_what_the_kind_delivers(slot: SlotModel, name: str) -> None:
@@ -171,5 +171,5 @@ def test_a_g6f_pool_alone_turns_the_node_overlay_gate_on(kinds_settings: StackSe
 def test_mps_cap_follows_the_plugins_arithmetic() -> None:
     # `totalMemory/replicas/1024/1024` on bytes equals whole MiB / replicas, rounded down.
     for memory_mib, replicas in ((16384, 3), (23034, 7), (46068, 10)):
-        assert resolved.mps_client_cap_mib(memory_mib, replicas) == memory_mib * 2**20 // replicas // 2**20
-    assert resolved.mps_client_cap_mib(46068, 10) == 4606  # the `0 4606M` of NVIDIA/k8s-device-plugin#764
+        assert mps_client_cap_mib(memory_mib, replicas) == memory_mib * 2**20 // replicas // 2**20
+    assert mps_client_cap_mib(46068, 10) == 4606  # the `0 4606M` of NVIDIA/k8s-device-plugin#764

@@ -22,7 +22,6 @@ fact modules, never a component or a renderer), from the bottom up:
 Callers import from `components.settings`: every name a caller uses is re-exported here (tests/test_settings_package.py).
 """
 
-from components.settings import resolved
 from components.settings.cluster import (
     ClusterSettings,
     ControlPlaneLogType,
@@ -189,5 +188,4 @@ __all__ = [
     "allowed_config_keys",
     "config_key",
     "load_settings",
-    "resolved",
 ]

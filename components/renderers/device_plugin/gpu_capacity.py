@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from components.settings import GpuSharingSettings, KarpenterPool, LabSettings, resolved
-from components.settings.resolved import MANAGED_GROUP_POOL, ResolvedPool
+from components.settings import GpuSharingSettings, KarpenterPool, LabSettings
+from components.settings.resolved import MANAGED_GROUP_POOL, ResolvedPool, slots
 
 __all__ = ["MANAGED_GROUP_POOL"]
 
 
 def schedulable_gpus(physical_gpus: int, sharing: GpuSharingSettings) -> int:
     """`nvidia.com/gpu` a node advertises once the device plugin applies `sharing`."""
-    return resolved.slots(physical_gpus, sharing.replicas)
+    return slots(physical_gpus, sharing.replicas)
 
 
 @dataclass(frozen=True)
