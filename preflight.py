@@ -16,7 +16,7 @@ to change, 2 on an invalid stack file. A missing AWS CLI or one without valid cr
 - addon-config: every add-on the stack gives `configurationValues` must accept them: validated against the
   JSON schema `aws eks describe-addon-configuration` returns for the pinned version (`configurationSchema`),
   the one `CreateAddon` applies (an unknown key fails it with InvalidParameterException).
-- quotas: every EC2 vCPU quota the synth summary lists (`components.renderers.labs.gpu_quota`) must allow what
+- quotas: every EC2 vCPU quota the synth summary lists (`ResolvedStack.quota_needs`) must allow what
   the stack's GPU pools can use (`aws service-quotas get-service-quota`).
 - caller: on a first deploy, EKS makes the caller (`aws sts get-caller-identity`) cluster admin through the
   creator entry; if the caller is not `cluster.deployerPrincipalArn` but is listed as admin, viewer or lab
@@ -46,7 +46,6 @@ import jsonschema
 from components.facts import constants
 from components.renderers.access import access_entries
 from components.renderers.hub import hub_database
-from components.renderers.labs.gpu_quota import quota_needs
 from components.renderers.observability.observability_config import (
     cloudwatch_observability_configuration,
     node_monitoring_agent_configuration,
@@ -372,7 +371,7 @@ def check_addon_config(aws: Aws, settings: StackSettings) -> list[CheckResult]:
 
 def check_quotas(aws: Aws, settings: StackSettings) -> list[CheckResult]:
     results = []
-    for need in quota_needs(settings.gpu_node_group, settings.resolved):
+    for need in settings.resolved.quota_needs:
         args = ("service-quotas", "get-service-quota", "--service-code", "ec2", "--quota-code", need.code)
         answer = aws.run(*args) or {}
         quota = answer.get("Quota") or {}

@@ -30,7 +30,6 @@ from components.facts.constants import (
     NODE_MONITORING_AGENT_ADDON_VERSION,
 )
 from components.hub import any_reaper, gpu_idle_for
-from components.renderers.device_plugin.gpu_capacity import capacity_rows, pool_slot_ceilings, warm_headroom_rows
 from components.renderers.hub import hub_gpu_idle, hub_gpu_idle_metrics
 from components.renderers.hub.hub_namespace import hub_namespace
 from components.renderers.observability import container_insights_metrics as metrics
@@ -60,8 +59,8 @@ def idle_fleet(settings: StackSettings) -> gpu_alarms.IdleFleet:
         settings.gpu_node_group,
         settings.demo,
         settings.resolved.managed_group_slots,
-        tuple(capacity_rows(settings.resolved.pools)),
-        tuple(warm_headroom_rows(settings.resolved.karpenter_pools)),
+        settings.resolved.capacity_rows,
+        settings.resolved.warm_headroom_rows,
     )
 
 
@@ -73,9 +72,7 @@ def alarm_specs(settings: StackSettings) -> tuple[gpu_alarms.AlarmSpec, ...]:
 def dashboard(settings: StackSettings) -> dict[str, Any]:
     """The stack's GPU fleet dashboard body."""
     namespaces = lab_namespaces(settings.labs, settings.demo)
-    body = render_dashboard(
-        settings.cluster_name, settings.region, namespaces, pool_slot_ceilings(settings.resolved.pools)
-    )
+    body = render_dashboard(settings.cluster_name, settings.region, namespaces, settings.resolved.slot_ceilings)
     if not any_reaper(settings):
         return body
     return hub_gpu_idle_metrics.with_widget(body, settings.cluster_name, settings.region)

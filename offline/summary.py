@@ -9,19 +9,11 @@ from components.facts.constants import EKS_CLUSTER_TYPE, EKS_NODE_GROUP_TYPE, SC
 from components.facts.node_monitoring import LATCH_RECOVERY_COMMAND, MAX_UNHEALTHY_NODES
 from components.facts.placeholders import placeholder_values
 from components.renderers.access.access_entries import matrix_lines
-from components.renderers.device_plugin.gpu_capacity import (
-    capacity_rows,
-    lab_slot_warning,
-    max_schedulable_slots,
-    warm_headroom_rows,
-)
 from components.renderers.hub import hub_namespace, hub_profiles, hub_storage
 from components.renderers.hub.hub_values import NOTEBOOK_UID
 from components.renderers.karpenter.karpenter_packing import first_batch_rows, mixed_gpu_count_warnings
 from components.renderers.labs.demo_manifests import DEMO_UID
-from components.renderers.labs.gpu_quota import QuotaNeed, quota_needs
 from components.renderers.observability.dcgm_engines import engine_rows
-from components.renderers.timetable.timetable_report import node_lifetimes, pool_weeks, session_peaks
 from components.settings import REGION_KEY, StackSettings, config_key
 from components.settings.checks.fit_placement import GroupFit
 from components.settings.checks.hubs import hub_warnings
@@ -51,7 +43,7 @@ def render_summary(
         "GPU capacity (schedulable nvidia.com/gpu = physical GPUs x sharing replicas):",
         f"  {'pool':<22}{'instance type':<16}{'GPUs/node':>10}{'sharing':>18}{'gpu/node':>10}{'at limit':>10}",
     ]
-    for row in capacity_rows(settings.resolved.pools):
+    for row in settings.resolved.capacity_rows:
         lines.append(
             f"  {row.pool:<22}{row.instance_type:<16}{row.physical_gpus:>10}{row.sharing:>18}"
             f"{row.schedulable_per_node:>10}{row.schedulable_at_limit:>10}"
@@ -65,7 +57,7 @@ def render_summary(
     lines += [
         "",
         "EC2 vCPU quotas to have before the first `up` (service code ec2; the formula: docs/lifecycle.md):",
-        *(f"  {need.code}  {need.name:<40}{need.vcpus:>6} vCPUs" for need in _quota_needs(settings)),
+        *(f"  {need.code}  {need.name:<40}{need.vcpus:>6} vCPUs" for need in settings.resolved.quota_needs),
     ]
     lines += _lab_lines(settings)
     lines += _timetable_lines(settings)
@@ -94,10 +86,6 @@ def _slot_lines(settings: StackSettings) -> list[str]:
     return lines
 
 
-def _quota_needs(settings: StackSettings) -> list[QuotaNeed]:
-    return quota_needs(settings.gpu_node_group, settings.resolved)
-
-
 def _access_lines(settings: StackSettings) -> list[str]:
     return ["", *matrix_lines(settings.cluster, settings.labs)]
 
@@ -124,7 +112,7 @@ def _placeholder_lines(settings: StackSettings) -> list[str]:
 
 
 def _warm_headroom_lines(settings: StackSettings) -> list[str]:
-    rows = warm_headroom_rows(settings.resolved.karpenter_pools)
+    rows = settings.resolved.warm_headroom_rows
     if not rows:
         return ["", "Warm GPU headroom: none (no pool sets warmGpuSlots)"]
     lines = [
@@ -215,18 +203,17 @@ def _lab_lines(settings: StackSettings) -> list[str]:
     lines = [
         "",
         f"Learning labs (GPU slots = ResourceQuota requests.nvidia.com/gpu; pools provide at most "
-        f"{max_schedulable_slots(settings.resolved.pools)}):",
+        f"{settings.resolved.max_slots}):",
         f"  {'lab':<22}{'GPU slots':>10}{'members':>10}",
         *(f"  {lab.name:<22}{lab.gpu_slots:>10}{len(lab.members):>10}" for lab in settings.labs),
         f"  {'total':<22}{sum(lab.gpu_slots for lab in settings.labs):>10}",
     ]
-    warning = lab_slot_warning(settings.resolved.pools, settings.labs)
+    warning = settings.resolved.lab_slot_warning
     return [*lines, *([f"  {warning}"] if warning else [])]
 
 
 def _timetable_lines(settings: StackSettings) -> list[str]:
-    pools = settings.resolved.karpenter_pools
-    peaks = session_peaks(pools)
+    peaks = settings.resolved.session_peaks
     if not peaks:
         return []
     lines = [
@@ -245,7 +232,7 @@ def _timetable_lines(settings: StackSettings) -> list[str]:
         "Karpenter stopping at cpuLimit, which the quota above covers)"
     )
     lines.append("  GPU node-hours a week, warm slots + sessions, vs the same peak headroom around the clock:")
-    for week in pool_weeks(pools):
+    for week in settings.resolved.weeks:
         lines.append(
             f"  {week.pool:<22}{week.instance_type:<16}timetable {week.timetable_node_hours:.1f} h, around the clock "
             f"{week.around_the_clock_node_hours:.1f} h, saved {week.saved_node_hours:.1f} h"
@@ -254,7 +241,7 @@ def _timetable_lines(settings: StackSettings) -> list[str]:
 
 
 def _node_lifetime_lines(settings: StackSettings) -> list[str]:
-    rows = node_lifetimes(settings.resolved.karpenter_pools)
+    rows = settings.resolved.node_lifetimes
     if not rows:
         return []
     return [

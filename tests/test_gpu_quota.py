@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from components.facts.gpu_catalog import vcpus
-from components.renderers.labs.gpu_quota import QuotaNeed, quota_needs
-from components.settings import StackSettings, load_settings
+from components.settings import QuotaNeed, StackSettings, load_settings
 from components.settings.checks.fit_placement import group_fits
 from offline.cost import stack_forecast
 from offline.plan import Plan
@@ -36,7 +35,7 @@ def _stack(base: dict[str, str], group: dict[str, Any], pools: list[dict[str, An
 
 
 def _quota_needs(settings: StackSettings) -> list[QuotaNeed]:
-    return quota_needs(settings.gpu_node_group, settings.resolved)
+    return list(settings.resolved.quota_needs)
 
 
 def test_vcpus_of_the_catalog_sizes() -> None:

@@ -55,7 +55,7 @@ def test_no_table_of_instance_facts_outside_the_catalog() -> None:
 def test_the_scan_reads_the_program_and_finds_the_catalog_tables() -> None:
     scanned = {path.relative_to(PROJECT_DIR).as_posix() for path in program_files()}
     assert {
-        "components/renderers/labs/gpu_quota.py",
+        "components/settings/resolved.py",
         "components/settings/checks/pools.py",
         "offline/summary.py",
     } <= scanned

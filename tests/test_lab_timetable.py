@@ -23,7 +23,6 @@ from components.facts.constants import (
 from components.karpenter import controller_inputs, gpu_node_pool
 from components.renderers.karpenter import karpenter_values, warm_headroom_manifests
 from components.renderers.timetable import timetable_manifests
-from components.renderers.timetable.timetable_report import node_lifetimes, pool_weeks, session_peaks
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
@@ -373,8 +372,8 @@ def test_session_pods_carry_do_not_disrupt(staging_plan: Plan) -> None:
 
 def test_summary_figures_for_staging() -> None:
     settings = load_settings(STAGING)
-    pools = settings.resolved.karpenter_pools
-    (peak,) = session_peaks(pools)
+    resolved = settings.resolved
+    (peak,) = resolved.session_peaks
     # 3 warm + 6 learners = 9 slots; g4dn.xlarge holds 3 (1 T4 x 3 replicas): 3 nodes, 12 vCPUs; on g4dn.2xlarge
     # (also 1 T4) 3 nodes of 8 vCPUs, 24: the most any type of the pool needs.
     assert (peak.peak_slots, peak.instance_type, peak.nodes, peak.vcpus, peak.max_vcpus) == (
@@ -384,12 +383,12 @@ def test_summary_figures_for_staging() -> None:
         12,
         24,
     )
-    (week,) = pool_weeks(pools)
+    (week,) = resolved.weeks
     # Around the clock: 3 nodes x 168 h. Timetable: 1 warm node all week + 2 more for 2 x (5 min + 2 h).
     assert week.around_the_clock_node_hours == 3 * 168
     assert week.timetable_node_hours == pytest.approx(168 + 2 * 2 * (125 / 60))
     assert week.saved_node_hours == pytest.approx(504 - 168 - 500 / 60)
-    (lifetime,) = node_lifetimes(pools)
+    (lifetime,) = resolved.node_lifetimes
     assert lifetime.longest == "4h15m" and "2h5m30s" in lifetime.why
 
 

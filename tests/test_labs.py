@@ -11,7 +11,6 @@ import pytest
 
 from components.facts.constants import DEMO_POD_REQUESTS, GPU_ENABLED_NAMESPACE_LABEL, GPU_RESOURCE
 from components.renderers.access.access_entries import access_matrix, principal_slug
-from components.renderers.device_plugin.gpu_capacity import lab_slot_warning, max_schedulable_slots
 from components.renderers.labs.demo_manifests import demo_deployment
 from components.renderers.labs.lab_manifests import (
     lab_objects,
@@ -266,21 +265,21 @@ def test_max_slots_sum_pools_and_the_managed_group(
     settings: dict[str, StackSettings], managed_group_config: dict[str, str]
 ) -> None:
     # Staging: Karpenter g4-nodepool gpuLimit 8 x 3 replicas (no managed GPU group).
-    assert max_schedulable_slots(settings["staging"].resolved.pools) == 8 * 3
+    assert settings["staging"].resolved.max_slots == 8 * 3
     # Prod: t4-shared 16 x 3; a10g-inference 16 x 4; l4-slice 8 g6f slices x 1 (no managed GPU group).
-    assert max_schedulable_slots(settings["prod"].resolved.pools) == 16 * 3 + 16 * 4 + 8 * 1
+    assert settings["prod"].resolved.max_slots == 16 * 3 + 16 * 4 + 8 * 1
     # With staging's managed group on: + maxSize 1 x 1 T4 x 3 replicas.
-    assert max_schedulable_slots(load_settings(managed_group_config).resolved.pools) == 1 * 1 * 3 + 8 * 3
+    assert load_settings(managed_group_config).resolved.max_slots == 1 * 1 * 3 + 8 * 3
 
 
 def test_labs_within_capacity_get_no_warning(settings: dict[str, StackSettings]) -> None:
     for stack_settings in settings.values():
-        assert lab_slot_warning(stack_settings.resolved.pools, stack_settings.labs) is None
+        assert stack_settings.resolved.lab_slot_warning is None
 
 
 def test_labs_beyond_capacity_are_warned_in_the_summary(staging_config: dict[str, str], staging_plan: Plan) -> None:
     over = load_settings(_with_labs(staging_config, [DEMO_LAB, {"name": "big-lab", "gpuSlots": 25}]))
-    warning = lab_slot_warning(over.resolved.pools, over.labs)
+    warning = over.resolved.lab_slot_warning
     assert warning is not None and "28" in warning and "at most 24" in warning
     summary = render_summary(over, staging_plan, "staging", Path("/tmp/out"), stack_forecast(over), group_fits(over))
     assert warning in summary

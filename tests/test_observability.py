@@ -22,7 +22,6 @@ from components.facts.constants import (
 )
 from components.karpenter import controller_inputs
 from components.observability import alarm_specs, dashboard, idle_fleet
-from components.renderers.device_plugin import gpu_capacity
 from components.renderers.hub import hub_gpu_idle_metrics
 from components.renderers.karpenter import karpenter_values
 from components.renderers.observability import container_insights_metrics as metrics
@@ -446,10 +445,10 @@ def test_dashboard_checks_catch_a_broken_body() -> None:
 
 def test_dashboard_draws_each_pools_slot_ceiling() -> None:
     # staging: g4-nodepool gpuLimit 8 at 3 replicas; its managed GPU group is disabled (warm headroom instead).
-    assert gpu_capacity.pool_slot_ceilings(stack_settings("staging").resolved.pools) == {"g4-nodepool": 8 * 3}
+    assert stack_settings("staging").resolved.slot_ceilings == {"g4-nodepool": 8 * 3}
     # with the managed group on: 1 x g4dn.xlarge (1 GPU) at maxSize 1, 3 replicas.
     with_group = stack_settings("staging", gpuNodeGroup={"enabled": True, "minSize": 1, "desiredSize": 1, "maxSize": 1})
-    assert gpu_capacity.pool_slot_ceilings(with_group.resolved.pools) == {
+    assert with_group.resolved.slot_ceilings == {
         "g4-nodepool": 24,
         "managed-gpu-group": 3,
     }

@@ -13,7 +13,6 @@ import pytest
 
 import preflight
 from components.facts.constants import CLOUDWATCH_OBSERVABILITY_ADDON, CLOUDWATCH_OBSERVABILITY_ADDON_VERSION
-from components.renderers.labs.gpu_quota import quota_needs
 from components.settings import load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
@@ -22,7 +21,7 @@ from tests.conftest import PROJECT_DIR
 
 STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
 # The EC2 vCPU quotas staging needs, as the synth summary and preflight work them out.
-STAGING_NEEDS = quota_needs(STAGING.gpu_node_group, STAGING.resolved)
+STAGING_NEEDS = STAGING.resolved.quota_needs
 DEPLOYER = "arn:aws:iam::111122223333:role/github-actions-deploy"
 ADMIN = "arn:aws:iam::111122223333:role/platform-admin"
 PREVIEW = "arn:aws:iam::111122223333:role/github-actions-preview"

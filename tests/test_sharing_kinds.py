@@ -16,7 +16,7 @@ from components.renderers.hub import hub_profiles
 from components.renderers.karpenter import karpenter_values
 from components.settings import StackSettings
 from components.settings.loading import load_settings
-from components.settings.resolved import Isolation, SlotModel, isolation_of, mps_client_cap_mib
+from components.settings.sharing_kinds import Isolation, SlotModel, isolation_of, mps_client_cap_mib
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.project_copy import copy_program

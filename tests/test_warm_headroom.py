@@ -18,7 +18,7 @@ from components.facts.constants import (
     gpu_node_labels,
 )
 from components.karpenter import controller_inputs, gpu_node_pool
-from components.renderers.device_plugin.gpu_capacity import warm_headroom_rows, warm_nodes_held
+from components.renderers.device_plugin.gpu_capacity import warm_nodes_held
 from components.renderers.karpenter import karpenter_manifests, karpenter_values, warm_headroom_manifests
 from components.renderers.nodes.gpu_bootstrap import render_gpu_user_data
 from components.settings import NodePoolSettings, SettingsError, StackSettings, load_settings
@@ -368,7 +368,7 @@ def test_nodes_held_follow_the_formula(slots: int, replicas: int, instance_type:
         {"instanceTypes": [instance_type], "warmGpuSlots": slots, "gpuLimit": 16, "cpuLimit": 256},
         gpuSharing={"strategy": "time-slicing", "replicas": replicas},
     )
-    (row,) = warm_headroom_rows(settings.resolved.karpenter_pools)
+    (row,) = settings.resolved.warm_headroom_rows
     assert (row.instance_type, row.warm_slots, row.nodes_held) == (instance_type, slots, nodes)
     assert warm_nodes_held(slots, gpu_catalog.gpu_count(instance_type), settings.gpu_sharing) == nodes
 
@@ -376,7 +376,7 @@ def test_nodes_held_follow_the_formula(slots: int, replicas: int, instance_type:
 def test_pools_without_warm_slots_get_no_buffer_and_leave_the_gate_off() -> None:
     settings = settings_with({"warmGpuSlots": 0})
     assert headroom_objects(settings) == []
-    assert warm_headroom_rows(settings.resolved.karpenter_pools) == []
+    assert settings.resolved.warm_headroom_rows == ()
     values = karpenter_values.helm_values(
         controller_inputs(settings), cluster_endpoint="https://x", interruption_queue="q"
     )

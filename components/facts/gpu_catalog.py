@@ -156,3 +156,18 @@ def vcpus(instance_type: str) -> int:
 def memory_mib(instance_type: str) -> int:
     """Instance memory as EC2 lists it (the kernel sees a little less: see node_allocatable)."""
     return _shape(instance_type)[1] * 1024
+
+
+# EC2 counts GPU instances against per-family vCPU quotas (Service Quotas, service code `ec2`): on-demand and spot
+# apart, G (and VT) apart from P. (capacity type, instance family class) -> (quota code, quota name).
+VCPU_QUOTAS: Final = {
+    ("on-demand", "g"): ("L-DB2E81BA", "Running On-Demand G and VT instances"),
+    ("on-demand", "p"): ("L-417A185B", "Running On-Demand P instances"),
+    ("spot", "g"): ("L-3819A6DF", "All G and VT Spot Instance Requests"),
+    ("spot", "p"): ("L-7212CCBC", "All P Spot Instance Requests"),
+}
+
+
+def family_class(instance_type: str) -> str:
+    """The instance family class a vCPU quota counts: `g` or `p`."""
+    return family_of(instance_type)[0]

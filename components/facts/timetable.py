@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
+from typing import Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from components.facts import cron
@@ -268,7 +269,7 @@ def lead_minutes_for(*, pre_pulls: bool, fast_image_pull: bool) -> int:
     )
 
 
-# --- summary figures -------------------------------------------------------------------------------------
+# --- summary figures (each Karpenter pool of the resolved model holds its own: components/settings/resolved.py) ---
 
 
 def node_hours(profile: Sequence[int], slots_per_node: int) -> float:
@@ -279,3 +280,117 @@ def node_hours(profile: Sequence[int], slots_per_node: int) -> float:
 def peak_in_windows(profile: Sequence[int], session: Session, lead_minutes: int) -> int:
     """The most slots the pool holds at any minute of this session's windows."""
     return max(profile[m % WEEK] for a, b in windows(session, lead_minutes) for m in range(a, b))
+
+
+class NodeShape(Protocol):
+    """One instance type of a pool as the figures read it (the resolved model's `NodeCapacity`)."""
+
+    @property
+    def instance_type(self) -> str: ...
+    @property
+    def vcpus(self) -> int: ...
+    @property
+    def slots(self) -> int: ...
+    def nodes_for(self, wanted_slots: int) -> int: ...
+
+
+def smallest_node(nodes: Sequence[NodeShape]) -> NodeShape:
+    """The type with the fewest slots per node (then the fewest vCPUs): the cheapest warm node."""
+    return min(nodes, key=lambda node: (node.slots, node.vcpus, node.instance_type))
+
+
+@dataclass(frozen=True)
+class SessionPeak:
+    lab: str
+    key: str
+    pool: str
+    when: str  # schedule and zone
+    learners: int
+    lead_minutes: int
+    peak_slots: int  # warm slots + learners of every session whose window overlaps, at the peak
+    instance_type: str  # the pool's smallest type
+    nodes: int  # on that type
+    vcpus: int  # on that type
+    max_vcpus: int  # on the pool's type needing the most vCPUs for the peak (what the quota must allow)
+
+
+def session_peaks(
+    held: Sequence[int], sessions: Sequence[Session], lead_minutes: int, nodes: Sequence[NodeShape]
+) -> tuple[SessionPeak, ...]:
+    """Per session of one pool (`held`: its `held_profile`; `nodes`: its types), its peak and what it needs."""
+    small = smallest_node(nodes)
+    rows = []
+    for session in sessions:
+        peak = peak_in_windows(held, session, lead_minutes)
+        rows.append(
+            SessionPeak(
+                lab=session.lab,
+                key=session.key,
+                pool=session.pool,
+                when=f"{session.schedule} {session.timezone}, {format_minutes(session.duration_minutes)}",
+                learners=session.learners,
+                lead_minutes=lead_minutes,
+                peak_slots=peak,
+                instance_type=small.instance_type,
+                nodes=small.nodes_for(peak),
+                vcpus=small.nodes_for(peak) * small.vcpus,
+                max_vcpus=max(node.nodes_for(peak) * node.vcpus for node in nodes),
+            )
+        )
+    return tuple(rows)
+
+
+@dataclass(frozen=True)
+class PoolWeek:
+    pool: str
+    instance_type: str
+    timetable_node_hours: float  # GPU node-hours a week holding warm slots + session windows
+    around_the_clock_node_hours: float  # the same peak headroom kept all week
+
+    @property
+    def saved_node_hours(self) -> float:
+        return self.around_the_clock_node_hours - self.timetable_node_hours
+
+
+def pool_week(pool: str, held: Sequence[int], nodes: Sequence[NodeShape]) -> PoolWeek:
+    """One pool's GPU node-hours a week on its smallest type: its timetable vs its peak held around the clock."""
+    small = smallest_node(nodes)
+    return PoolWeek(
+        pool=pool,
+        instance_type=small.instance_type,
+        timetable_node_hours=node_hours(held, small.slots),
+        around_the_clock_node_hours=node_hours([max(held)] * WEEK, small.slots),
+    )
+
+
+@dataclass(frozen=True)
+class NodeLifetime:
+    pool: str
+    longest: str  # e.g. "4h15m" or "unbounded"
+    why: str
+
+
+def node_lifetime(pool: str, expire_after: str, termination_grace_period: str, hold_seconds: int) -> NodeLifetime:
+    """Expiry starts a forceful drain at expireAfter; terminationGracePeriod later every pod is gone.
+    `hold_seconds`: the longest a node must keep one lab pod alive (0: none)."""
+    expire = parse_seconds(expire_after)
+    grace = parse_seconds(termination_grace_period) or 0
+    sessions = (
+        f"; lab pods need {format_seconds(hold_seconds + SESSION_POD_GRACE_SECONDS)} "
+        "(lead + longest session, or a hub's maxHours, + pod grace), so expiry never ends one"
+        if hold_seconds
+        else ""
+    )
+    if expire is None:
+        return NodeLifetime(
+            pool,
+            "unbounded",
+            f"expireAfter Never; a drift drain forces out do-not-disrupt pods after terminationGracePeriod "
+            f"{termination_grace_period}{sessions}",
+        )
+    return NodeLifetime(
+        pool,
+        format_seconds(expire + grace),
+        f"expireAfter {expire_after} starts a forceful drain (budgets do not stop it); do-not-disrupt "
+        f"pods hold it at most terminationGracePeriod {termination_grace_period}{sessions}",
+    )

@@ -10,8 +10,10 @@ fact modules, never a component or a renderer), from the bottom up:
 
 - `fields.py`: field types (each check's docstring says what is allowed) and the base models
 - `cluster.py`, `gpu.py`, `karpenter.py`, `observability.py`, `hub.py`, `labs.py`: the sections' models
+- `sharing_kinds.py`: a pool's sharing kind and what one slot gets (memory, isolation)
 - `resolved.py`: the resolved model, every GPU pool worked out once from the sections (sharing, slots,
-  GPUs, vCPUs and allocatable per instance type, warm slot shape, sessions, lead and hold times, limits)
+  GPUs, vCPUs and allocatable per instance type, warm slot shape, sessions, lead and hold times, limits) with the
+  rows and figures the summary, the alarms and preflight read (capacity, warm headroom, quotas, timetable)
 - `stack.py`: `StackSettings`, every section together, its resolved pools (`StackSettings.resolved`)
 - `checks/`: the checks across sections (pools, warm slots, timetables, hubs, labs, the fit model)
 - `loading.py`: the config front door, Pulumi's flat config map checked (namespaces, unknown keys, empty values,
@@ -98,14 +100,15 @@ from components.settings.loading import allowed_config_keys, config_key, load_se
 from components.settings.observability import ObservabilitySettings
 from components.settings.resolved import (
     MANAGED_GROUP_POOL,
-    Isolation,
+    CapacityRow,
     KarpenterPool,
     NodeCapacity,
+    QuotaNeed,
     ResolvedPool,
     ResolvedStack,
-    SharingKind,
-    SlotModel,
+    WarmHeadroomRow,
 )
+from components.settings.sharing_kinds import Isolation, SharingKind, SlotModel
 from components.settings.stack import StackSettings
 
 __all__ = [
@@ -137,6 +140,7 @@ __all__ = [
     "BudgetDuration",
     "BudgetNodes",
     "CapacityReservationTerm",
+    "CapacityRow",
     "Cidr",
     "ClusterSettings",
     "ControlPlaneLogType",
@@ -172,6 +176,7 @@ __all__ = [
     "OidcAuth",
     "PinnedImage",
     "PrincipalArn",
+    "QuotaNeed",
     "ResolvedPool",
     "ResolvedStack",
     "RootVolumeSettings",
@@ -184,6 +189,7 @@ __all__ = [
     "SystemNodeGroupSettings",
     "VpcCniSettings",
     "VpcId",
+    "WarmHeadroomRow",
     "WarmSlotShape",
     "allowed_config_keys",
     "config_key",

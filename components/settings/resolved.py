@@ -16,17 +16,18 @@ The settings checks (warm headroom, timetables, hubs, the fit model), the NodeOv
 headroom, the quota, the alarms and the synth summary read it; nothing else multiplies GPUs by replicas
 (tests/test_capacity.py).
 
-Each pool also has one sharing kind (`slot_kind`: time-slicing, mps, g6f or exclusive) with what one slot gets:
-its GPU memory and what is isolated from the other slots (`SlotModel`, docs/sharing-kinds.md). The hub
-profiles, the summary, the NodeOverlays, the cost forecast and the GPU-idle reaper read the kind here.
+Each pool also has one sharing kind (`slot_kind`) with what one slot gets (`slot`), worked out by
+`components/settings/sharing_kinds.py`. The summary reads its pools' rows and figures here: capacity, warm
+headroom, vCPU quotas, and per Karpenter pool its sessions' peaks, its week's node-hours and its nodes' lifetime
+(their arithmetic: `components/facts/timetable.py`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
 
 from components.facts import gpu_catalog, node_allocatable, timetable
 from components.settings.gpu import GpuNodeGroupSettings, GpuNodeSettings, GpuSharingSettings
@@ -34,83 +35,10 @@ from components.settings.hub import HubSettings
 from components.settings.karpenter import TYPICAL_WARM_SLOT, KarpenterSettings, NodePoolSettings, WarmSlotShape
 from components.settings.labs import LabSession, LabSettings
 from components.settings.observability import ObservabilitySettings
+from components.settings.sharing_kinds import SharingKind, SlotModel, isolation_of, mps_client_cap_mib, sharing_kind
 
 # The name the managed GPU node group goes by where pools are listed (summary, dashboards).
 MANAGED_GROUP_POOL = "managed-gpu-group"
-
-SharingKind = Literal["time-slicing", "mps", "g6f", "exclusive"]
-# An MPS client below this cap cannot load a CUDA context and a small model (the settings rule's floor).
-MPS_MIN_CLIENT_MIB: Final = 1024
-
-
-def mps_client_cap_mib(gpu_memory_mib: int, replicas: int) -> int:
-    """The MPS pinned-memory cap per client: the GPU's memory / replicas, in whole MiB.
-
-    As the plugin's control daemon works it out (`fmt.Sprintf("%vM", totalMemory/replicas/1024/1024)` sent as
-    `set_default_device_pinned_mem_limit <index> <limit>`): NVIDIA/k8s-device-plugin v0.20.0
-    cmd/mps-control-daemon/mps/daemon.go, perDevicePinnedDeviceMemoryLimits.
-    """
-    return gpu_memory_mib // replicas
-
-
-def sharing_kind(sharing: GpuSharingSettings, instance_types: Sequence[str]) -> SharingKind:
-    """A pool's sharing kind: g6f where its types are g6f slices (the settings allow only strategy none there),
-    else its strategy, `none` being exclusive."""
-    if instance_types and all(gpu_catalog.is_fractional(t) for t in instance_types):
-        return "g6f"
-    return "exclusive" if sharing.strategy == "none" else sharing.strategy
-
-
-@dataclass(frozen=True)
-class Isolation:
-    """What one slot keeps to itself. memory: no other slot can take its GPU memory (a cap or its own
-    framebuffer); faults: another slot's fatal GPU fault does not end it; compute: its share of the GPU's
-    cores is its own (not time-shared with, nor capped among, other processes on the same GPU)."""
-
-    memory: bool
-    faults: bool
-    compute: bool
-
-    def describe(self) -> str:
-        parts = [("memory", self.memory), ("faults", self.faults), ("compute", self.compute)]
-        fenced = [name for name, held in parts if held]
-        shared = [name for name, held in parts if not held]
-        return f"isolated: {', '.join(fenced) or 'none'}; shared: {', '.join(shared) or 'none'}"
-
-
-def isolation_of(kind: SharingKind) -> Isolation:
-    """Per kind (docs/sharing-kinds.md cites each): time-slicing fences nothing; MPS caps each client's memory,
-    but a fatal fault ends every client of that GPU's MPS server and the SMs are shared (a thread-percentage cap
-    only); a g6f slice has its own framebuffer and vGPU; an exclusive GPU is the pod's alone."""
-    if kind == "time-slicing":
-        return Isolation(memory=False, faults=False, compute=False)
-    if kind == "mps":
-        return Isolation(memory=True, faults=False, compute=False)
-    return Isolation(memory=True, faults=True, compute=True)
-
-
-@dataclass(frozen=True)
-class SlotModel:
-    """One slot of a pool: its kind, the GPU memory it gets (smallest over the pool's types) and its isolation.
-
-    `memory_mib` is a fair share with time-slicing (nothing enforces it), the MPS client cap with mps, the
-    slice's framebuffer on g6f and the whole GPU exclusive.
-    """
-
-    kind: SharingKind
-    memory_mib: int
-    replicas: int
-    isolation: Isolation
-
-    @property
-    def memory_capped(self) -> bool:
-        return self.kind != "time-slicing"
-
-    @property
-    def per_process_gpu_samples(self) -> bool:
-        """Whether DCGM's per-process GPU samples show one slot's use: not under MPS (the server holds the
-        context) nor on a g6f guest (vGPU); a reaper must report "unknown" there and never reclaim."""
-        return self.kind in ("time-slicing", "exclusive")
 
 
 def slots(physical_gpus: int, replicas: int) -> int:
@@ -142,6 +70,37 @@ def default_warm_slot_shape(nodes: Sequence[NodeCapacity]) -> WarmSlotShape:
     return WarmSlotShape(cpu_millicores=max(cpu, 10), memory_mib=max(memory, 16))
 
 
+@dataclass(frozen=True)
+class CapacityRow:
+    """One pool and instance type as the summary's capacity table and the alarms read it."""
+
+    pool: str
+    instance_type: str
+    physical_gpus: int
+    sharing: str  # the sharing profile
+    replicas: int
+    schedulable_per_node: int
+    schedulable_at_limit: int  # at the pool's nvidia.com/gpu limit (managed group: at maxSize)
+
+
+@dataclass(frozen=True)
+class WarmHeadroomRow:
+    pool: str
+    instance_type: str
+    warm_slots: int
+    slots_per_node: int
+    nodes_held: int  # if Karpenter picks this instance type for the buffer: ceil(warm slots / slots per node)
+
+
+@dataclass(frozen=True)
+class QuotaNeed:
+    """vCPUs one EC2 quota (Service Quotas, service code ec2) must allow for every pool to reach its limits."""
+
+    code: str
+    name: str
+    vcpus: int
+
+
 @dataclass(frozen=True, kw_only=True)
 class ResolvedPool:
     """A GPU pool: its sharing, one `NodeCapacity` per instance type it may launch, and its limits.
@@ -157,6 +116,7 @@ class ResolvedPool:
     cpu_limit: int | None = None  # Karpenter pools
     max_nodes: int | None = None  # the managed group: maxSize
     desired_nodes: int | None = None  # the managed group: desiredSize
+    capacity_types: tuple[str, ...] = ("on-demand",)  # how it may buy nodes: on-demand, spot
 
     @property
     def replicas(self) -> int:
@@ -185,6 +145,23 @@ class ResolvedPool:
             return slots(self.gpu_limit, self.replicas)
         assert self.max_nodes is not None
         return node.slots * self.max_nodes
+
+    @property
+    def capacity_rows(self) -> tuple[CapacityRow, ...]:
+        """One row per instance type: GPUs, slots per node and slots at the pool's limit."""
+        return tuple(
+            CapacityRow(
+                self.name,
+                node.instance_type,
+                node.gpus,
+                self.sharing.profile,
+                self.replicas,
+                node.slots,
+                # gpuLimit counts physical GPUs; the NodePool's nvidia.com/gpu limit is gpuLimit x replicas.
+                self.slots_at_limit(node),
+            )
+            for node in self.nodes
+        )
 
     @property
     def slot_limit(self) -> int:
@@ -237,6 +214,42 @@ class KarpenterPool(ResolvedPool):
     def key(self) -> str:
         return f"karpenter.nodePools.{self.index}"
 
+    @property
+    def warm_headroom_rows(self) -> tuple[WarmHeadroomRow, ...]:
+        """Per instance type: the nodes its warm slots keep running (none without warm slots)."""
+        warm = self.settings.warm_gpu_slots
+        if warm <= 0:
+            return ()
+        return tuple(
+            WarmHeadroomRow(self.name, node.instance_type, warm, node.slots, node.nodes_for(warm))
+            for node in self.nodes
+        )
+
+    @functools.cached_property
+    def held_slots(self) -> list[int]:
+        """Slots the pool holds per local minute of the week: warm slots plus each session in its window."""
+        return timetable.held_profile(self.settings.warm_gpu_slots, self.sessions, self.lead_minutes)
+
+    @property
+    def session_peaks(self) -> tuple[timetable.SessionPeak, ...]:
+        """Per session it serves: the peak slots in the session's windows and the nodes and vCPUs they take."""
+        if not self.sessions:
+            return ()
+        return timetable.session_peaks(self.held_slots, self.sessions, self.lead_minutes, self.nodes)
+
+    @property
+    def week(self) -> timetable.PoolWeek | None:
+        """Its GPU node-hours a week, timetable vs around the clock (None: it serves no session)."""
+        return timetable.pool_week(self.name, self.held_slots, self.nodes) if self.sessions else None
+
+    @property
+    def lifetime(self) -> timetable.NodeLifetime:
+        """The longest one of its nodes can live (expireAfter + terminationGracePeriod), and why."""
+        pool = self.settings
+        return timetable.node_lifetime(
+            self.name, pool.expire_after, pool.termination_grace_period, self.node_hold_seconds
+        )
+
 
 @dataclass(frozen=True)
 class ResolvedStack:
@@ -244,6 +257,7 @@ class ResolvedStack:
 
     managed_group: ResolvedPool | None
     karpenter_pools: tuple[KarpenterPool, ...]  # in config order; none while Karpenter is off
+    lab_gpu_slots: int = 0  # the labs' gpuSlots together (their ResourceQuotas)
 
     @property
     def pools(self) -> tuple[ResolvedPool, ...]:
@@ -265,6 +279,61 @@ class ResolvedStack:
     def timetabled(self) -> tuple[KarpenterPool, ...]:
         """The Karpenter pools that serve a lab session."""
         return tuple(pool for pool in self.karpenter_pools if pool.sessions)
+
+    @property
+    def capacity_rows(self) -> tuple[CapacityRow, ...]:
+        return tuple(row for pool in self.pools for row in pool.capacity_rows)
+
+    @property
+    def slot_ceilings(self) -> dict[str, int]:
+        """Most `nvidia.com/gpu` slots each pool can ever advertise, by name (the managed group: its largest type
+        at maxSize, an upper bound: the group may launch any of its types)."""
+        return {pool.name: pool.slot_limit for pool in sorted(self.pools, key=lambda pool: pool.name)}
+
+    @property
+    def max_slots(self) -> int:
+        """Shared GPU slots the pools can ever provide: every pool at its limit, the managed group at maxSize."""
+        return sum(self.slot_ceilings.values())
+
+    @property
+    def lab_slot_warning(self) -> str | None:
+        """A warning when the labs together may hold more slots than the GPU pools can ever provide."""
+        if self.lab_gpu_slots <= self.max_slots:
+            return None
+        return (
+            f"WARNING: the labs' gpuSlots add up to {self.lab_gpu_slots}, but the GPU pools can provide at most "
+            f"{self.max_slots} shared slots (pool gpuLimit x sharing replicas, managed group maxSize x GPUs x "
+            "replicas); some quota can never be used at once"
+        )
+
+    @property
+    def warm_headroom_rows(self) -> tuple[WarmHeadroomRow, ...]:
+        return tuple(row for pool in self.karpenter_pools for row in pool.warm_headroom_rows)
+
+    @property
+    def quota_needs(self) -> tuple[QuotaNeed, ...]:
+        """vCPUs each EC2 quota must allow for every pool to reach its limits (`quota_vcpus`), sorted by code: a
+        pool counts against the On-Demand quotas if it allows on-demand, the Spot ones if it allows spot."""
+        totals: dict[tuple[str, str], int] = {}
+        for pool in self.pools:
+            for purchase in sorted(set(pool.capacity_types)):
+                for family_class in sorted({gpu_catalog.family_class(node.instance_type) for node in pool.nodes}):
+                    key = (purchase, family_class)
+                    totals[key] = totals.get(key, 0) + pool.quota_vcpus
+        needs = [QuotaNeed(*gpu_catalog.VCPU_QUOTAS[key], vcpus=total) for key, total in totals.items()]
+        return tuple(sorted(needs, key=lambda need: need.code))
+
+    @property
+    def session_peaks(self) -> tuple[timetable.SessionPeak, ...]:
+        return tuple(peak for pool in self.karpenter_pools for peak in pool.session_peaks)
+
+    @property
+    def weeks(self) -> tuple[timetable.PoolWeek, ...]:
+        return tuple(pool.week for pool in self.karpenter_pools if pool.week is not None)
+
+    @property
+    def node_lifetimes(self) -> tuple[timetable.NodeLifetime, ...]:
+        return tuple(pool.lifetime for pool in self.karpenter_pools)
 
 
 def session_pool(karpenter: KarpenterSettings, session: LabSession) -> NodePoolSettings | None:
@@ -342,6 +411,7 @@ def _karpenter_pool(
         nodes=nodes,
         gpu_limit=pool.gpu_limit,
         cpu_limit=pool.cpu_limit,
+        capacity_types=tuple(pool.capacity_types),
         settings=pool,
         index=index,
         warm_slot_shape=pool.warm_slot_shape or default_warm_slot_shape(nodes),
@@ -372,6 +442,7 @@ def resolve(
             nodes=tuple(inputs.node(gpu_sharing, t) for t in gpu_node_group.instance_types),
             max_nodes=gpu_node_group.max_size,
             desired_nodes=gpu_node_group.desired_size,
+            capacity_types=("spot",) if gpu_node_group.capacity_type == "SPOT" else ("on-demand",),
         )
     pools = karpenter.node_pools if karpenter.enabled else []
     return ResolvedStack(
@@ -379,4 +450,5 @@ def resolve(
         karpenter_pools=tuple(
             _karpenter_pool(index, pool, gpu_sharing, inputs, labs, karpenter) for index, pool in enumerate(pools)
         ),
+        lab_gpu_slots=sum(lab.gpu_slots for lab in labs),
     )

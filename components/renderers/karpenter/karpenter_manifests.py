@@ -33,7 +33,7 @@ from components.facts.constants import (
 from components.renderers.device_plugin.gpu_capacity import schedulable_gpus
 from components.renderers.nodes.gpu_bootstrap import render_gpu_user_data
 from components.settings import GpuNodeSettings, GpuSharingSettings, NodePoolSettings, RootVolumeSettings
-from components.settings.resolved import sharing_kind
+from components.settings.sharing_kinds import sharing_kind
 
 Manifest = dict[str, Any]
 

@@ -10,7 +10,6 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from components.renderers.device_plugin.gpu_capacity import CapacityRow, WarmHeadroomRow
 from components.renderers.labs.demo_manifests import DEMO_GPUS_PER_POD
 from components.renderers.observability.container_insights_metrics import (
     CLUSTER_NODE_COUNT,
@@ -18,7 +17,14 @@ from components.renderers.observability.container_insights_metrics import (
     NODE_GPU_LIMIT,
     NODE_GPU_UTILIZATION,
 )
-from components.settings import DemoSettings, GpuNodeGroupSettings, ObservabilitySettings, SystemNodeGroupSettings
+from components.settings import (
+    CapacityRow,
+    DemoSettings,
+    GpuNodeGroupSettings,
+    ObservabilitySettings,
+    SystemNodeGroupSettings,
+    WarmHeadroomRow,
+)
 
 STUCK_PERIOD_SECONDS: Final = 300
 IDLE_PERIOD_SECONDS: Final = 3600
@@ -98,8 +104,8 @@ class IdleFleet:
     gpu_node_group: GpuNodeGroupSettings
     demo: DemoSettings
     managed_group_slots: int  # slots the managed group's desired nodes offer (0 while it is disabled)
-    capacity_rows: tuple[CapacityRow, ...]  # every pool and instance type (gpu_capacity.capacity_rows)
-    warm_rows: tuple[WarmHeadroomRow, ...]  # the warm headroom's nodes (gpu_capacity.warm_headroom_rows)
+    capacity_rows: tuple[CapacityRow, ...]  # every pool and instance type (`ResolvedStack.capacity_rows`)
+    warm_rows: tuple[WarmHeadroomRow, ...]  # the warm headroom's nodes (`ResolvedStack.warm_headroom_rows`)
 
 
 def intended_idle_gpu_nodes(fleet: IdleFleet) -> int:

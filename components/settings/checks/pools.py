@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from components.facts import gpu_catalog, timetable
 from components.settings.gpu import GpuSharingSettings
 from components.settings.karpenter import WARM_SLOT_FLOOR
-from components.settings.resolved import MPS_MIN_CLIENT_MIB, KarpenterPool, mps_client_cap_mib, session_pool
+from components.settings.resolved import KarpenterPool, session_pool
+from components.settings.sharing_kinds import MPS_MIN_CLIENT_MIB, mps_client_cap_mib
 from components.settings.stack import StackSettings
 
 
