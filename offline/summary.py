@@ -13,7 +13,7 @@ from components.renderers.hub import hub_namespace, hub_profiles, hub_storage
 from components.renderers.hub.hub_values import NOTEBOOK_UID
 from components.renderers.karpenter.karpenter_packing import first_batch_rows, mixed_gpu_count_warnings
 from components.renderers.labs.demo_manifests import DEMO_UID
-from components.renderers.observability.dcgm_engines import engine_rows
+from components.renderers.observability.dcgm_engines import engine_rows, rendered_exporter
 from components.settings import REGION_KEY, StackSettings, config_key
 from components.settings.checks.fit_placement import GroupFit
 from components.settings.checks.hubs import hub_warnings
@@ -53,7 +53,7 @@ def render_summary(
     lines += _first_batch_lines(settings)
     lines += _node_repair_lines(settings)
     lines += _scheduler_scoring_lines(settings)
-    lines += _dcgm_engine_lines(settings)
+    lines += _dcgm_engine_lines(settings, plan)
     lines += [
         "",
         "EC2 vCPU quotas to have before the first `up` (service code ec2; the formula: docs/lifecycle.md):",
@@ -176,8 +176,10 @@ def _scheduler_scoring_lines(settings: StackSettings) -> list[str]:
     return ["", f"Scheduler scoring (NodeResourcesFit, cluster-wide, system pods included): {strategy}; {how}"]
 
 
-def _dcgm_engine_lines(settings: StackSettings) -> list[str]:
-    rows = engine_rows(settings.observability, settings.gpu_node_group, settings.karpenter)
+def _dcgm_engine_lines(settings: StackSettings, plan: Plan) -> list[str]:
+    # The exporter's DaemonSet as the synth rendered it: its tolerations and args say whether it runs an engine.
+    exporter = rendered_exporter(plan.objects("DaemonSet"))
+    rows = engine_rows(settings.observability, settings.gpu_node_group, settings.karpenter, exporter)
     if not rows:
         return []
     lines = [

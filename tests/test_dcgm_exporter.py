@@ -44,7 +44,10 @@ def stack_settings(stack: str, **overrides: Any) -> StackSettings:
 
 
 def engine_rows(settings: StackSettings) -> list[dcgm_engines.EngineRow]:
-    return dcgm_engines.engine_rows(settings.observability, settings.gpu_node_group, settings.karpenter)
+    # The exporter's DaemonSet as the stack renders it (components/observability.py: only with gpuMetrics).
+    observability = settings.observability
+    rendered = exporter.daemon_set(observability) if observability.gpu_metrics else None
+    return dcgm_engines.engine_rows(observability, settings.gpu_node_group, settings.karpenter, rendered)
 
 
 def container(daemon_set: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Which DaemonSets run a DCGM host engine on each kind of GPU node, read from the rendered configuration.
 
-Pure: the observability, managed GPU group and Karpenter sections in, rows out. NVIDIA's profiling fields
+Pure: the observability, managed GPU group and Karpenter sections and the platform exporter's DaemonSet as the
+stack rendered it (the synth summary finds it in the plan: `rendered_exporter`) in, rows out. NVIDIA's profiling fields
 are exclusive per GPU, so two host engines on one node fight over them (aws/eks-node-monitoring-agent#256),
 and the node monitoring agent can then report `AcceleratedHardwareReady=False` on a healthy node
 (aws/containers-roadmap#2763). The platform keeps exactly one engine per GPU node; this module derives, from
@@ -14,16 +15,19 @@ the tests read the same answer:
 - `dcgm-exporter` (amazon-cloudwatch-observability): runs an embedded engine when `dcgmExporter.enabled`
   (chart default true @ amazon-cloudwatch-observability-6.4.0) and its tolerations (root `tolerations`,
   or `dcgmExporter.tolerations`) tolerate the GPU taint.
-- the platform's dcgm-exporter: runs an embedded engine unless its args name a remote host engine.
+- the platform's dcgm-exporter (where the stack renders it): runs an embedded engine unless its args name a
+  remote host engine.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from components.facts.constants import (
     CLOUDWATCH_OBSERVABILITY_ADDON,
+    DCGM_EXPORTER_NAME,
     GPU_TAINT,
     NODE_MONITORING_AGENT_ADDON,
     NODE_MONITORING_DCGM_SERVER,
@@ -60,8 +64,28 @@ class EngineRow:
     clients: tuple[str, ...]  # DaemonSets connecting to an engine they do not run
 
 
-def engines_on(observability: ObservabilitySettings, instance_types: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """(DaemonSets running a host engine, DaemonSets using a remote one) on GPU nodes of these types."""
+Manifest = dict[str, Any]
+
+
+def rendered_exporter(objects: Iterable[Manifest]) -> Manifest | None:
+    """The platform exporter's DaemonSet among a stack's rendered objects (None: the stack does not run it)."""
+    return next(
+        (
+            obj
+            for obj in objects
+            if obj.get("kind") == "DaemonSet"
+            and obj["metadata"]["name"] == DCGM_EXPORTER_NAME
+            and obj["metadata"].get("namespace") == exporter.NAMESPACE
+        ),
+        None,
+    )
+
+
+def engines_on(
+    observability: ObservabilitySettings, instance_types: tuple[str, ...], exporter_daemon_set: Manifest | None
+) -> tuple[list[str], list[str]]:
+    """(DaemonSets running a host engine, DaemonSets using a remote one) on GPU nodes of these types;
+    `exporter_daemon_set`: the platform exporter's as rendered (`rendered_exporter`), None where it is not."""
     engines: list[str] = []
     clients: list[str] = []
     if observability.node_repair:
@@ -78,10 +102,10 @@ def engines_on(observability: ObservabilitySettings, instance_types: tuple[str, 
         tolerations = dcgm.get("tolerations", values.get("tolerations", []))
         if dcgm.get("enabled", True) and _lands_on_gpu_nodes(tolerations):
             engines.append(f"{CLOUDWATCH_DCGM_EXPORTER} ({CLOUDWATCH_OBSERVABILITY_ADDON})")
-        daemon_set = exporter.daemon_set(observability)
-        pod = daemon_set["spec"]["template"]["spec"]
+    if exporter_daemon_set is not None:
+        pod = exporter_daemon_set["spec"]["template"]["spec"]
         if _lands_on_gpu_nodes(pod["tolerations"]):
-            name = daemon_set["metadata"]["name"]
+            name = exporter_daemon_set["metadata"]["name"]
             args = [arg for container in pod["containers"] for arg in container.get("args", [])]
             remote = [a.split("=", 1)[1] for a in args if a.startswith(exporter.REMOTE_HOSTENGINE_FLAG + "=")]
             if remote:
@@ -92,9 +116,13 @@ def engines_on(observability: ObservabilitySettings, instance_types: tuple[str, 
 
 
 def engine_rows(
-    observability: ObservabilitySettings, gpu_node_group: GpuNodeGroupSettings, karpenter: KarpenterSettings
+    observability: ObservabilitySettings,
+    gpu_node_group: GpuNodeGroupSettings,
+    karpenter: KarpenterSettings,
+    exporter_daemon_set: Manifest | None,
 ) -> list[EngineRow]:
-    """Per kind of GPU node the stack can launch (managed group, each Karpenter pool): its DCGM engines."""
+    """Per kind of GPU node the stack can launch (managed group, each Karpenter pool): its DCGM engines.
+    `exporter_daemon_set`: the platform exporter's as the stack rendered it (`rendered_exporter`), else None."""
     kinds: list[tuple[str, tuple[str, ...]]] = []
     if gpu_node_group.enabled:
         kinds.append((MANAGED_GROUP_POOL, tuple(sorted(gpu_node_group.instance_types))))
@@ -102,6 +130,6 @@ def engine_rows(
         kinds += [(pool.name, pool.selected_instance_types) for pool in karpenter.node_pools]
     rows = []
     for pool, instance_types in kinds:
-        engines, clients = engines_on(observability, instance_types)
+        engines, clients = engines_on(observability, instance_types, exporter_daemon_set)
         rows.append(EngineRow(pool, instance_types, tuple(engines), tuple(clients)))
     return rows
