@@ -94,7 +94,7 @@ class LabHubs(pulumi.ComponentResource):
         efs_csi = self._efs_csi_driver(name, args, mount_targets)
         database_storage = self._database_storage(name, args)
         self.charts = {}
-        for lab in hub_storage.hub_labs(settings.labs):
+        for lab in settings.hub_labs:
             self.charts[lab.name] = self._lab_hub(name, args, lab, efs_csi, database_storage)
         self.register_outputs({"fileSystemId": self.file_system.id, "hubs": list(self.charts)})
 

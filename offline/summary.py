@@ -255,7 +255,7 @@ def _node_lifetime_lines(settings: StackSettings) -> list[str]:
 
 def _hub_lines(settings: StackSettings) -> list[str]:
     """Per hub: where learners go, how they log in, the profiles; and how many homes the file system holds."""
-    labs = hub_storage.hub_labs(settings.labs)
+    labs = settings.hub_labs
     if not labs:
         return []
     lines = [

@@ -83,6 +83,11 @@ class StackSettings(SettingsModel):
         return tuple(sorted({node.instance_type for pool in self.resolved.pools for node in pool.nodes}))
 
     @property
+    def hub_labs(self) -> tuple[LabSettings, ...]:
+        """The labs that run a JupyterHub, in config order."""
+        return tuple(lab for lab in self.labs if lab.hub is not None)
+
+    @property
     def hub_images(self) -> tuple[str, ...]:
         """Notebook images of the labs' hubs (each once, sorted)."""
         return tuple(sorted({lab.hub.image for lab in self.labs if lab.hub is not None}))

@@ -13,7 +13,6 @@ kubernetes-sigs/aws-efs-csi-driver#1806): one home each, so that many learners a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Final
 
 from components.facts.constants import EFS_CSI_PROVISIONER, PROJECT
@@ -29,10 +28,6 @@ HOME_DIRECTORY_PERMS: Final = "700"
 
 def storage_class_name(lab: LabSettings) -> str:
     return f"{lab.name}-home"
-
-
-def hub_labs(labs: Sequence[LabSettings]) -> tuple[LabSettings, ...]:
-    return tuple(lab for lab in labs if lab.hub is not None)
 
 
 def home_storage_class(lab: LabSettings, file_system_id: str) -> Manifest:
