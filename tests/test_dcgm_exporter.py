@@ -120,6 +120,16 @@ def test_engine_model_reads_tolerations_like_the_scheduler() -> None:
 
 
 @pytest.mark.parametrize("stack", STACKS)
+def test_the_summary_reads_the_exporter_the_plan_holds(stack: str, plans: dict[str, Plan]) -> None:
+    """The summary finds the exporter's DaemonSet in the plan: the same rows as the renderer's own DaemonSet."""
+    settings = stack_settings(stack)
+    rendered = dcgm_engines.rendered_exporter(plans[stack].objects("DaemonSet"))
+    assert rendered is not None
+    rows = dcgm_engines.engine_rows(settings.observability, settings.gpu_node_group, settings.karpenter, rendered)
+    assert rows == engine_rows(settings)
+
+
+@pytest.mark.parametrize("stack", STACKS)
 def test_summary_names_the_engine_of_each_gpu_node(stack: str, plans: dict[str, Plan]) -> None:
     settings = stack_settings(stack)
     summary = render_summary(settings, plans[stack], stack, Path("out"), stack_forecast(settings), group_fits(settings))
