@@ -305,12 +305,12 @@ def mentions_whole_stack(path: Path) -> list[int]:
 NARROW_MODULES = [
     path
     for folder in ("renderers", "resources")
-    for path in sorted((PROJECT_DIR / "components" / folder).glob("*.py"))
-    if path not in WHOLE_STACK_LOADERS
+    for path in sorted((PROJECT_DIR / "components" / folder).rglob("*.py"))
+    if path not in WHOLE_STACK_LOADERS and "__pycache__" not in path.parts
 ]
 
 
-@pytest.mark.parametrize("path", NARROW_MODULES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize("path", NARROW_MODULES, ids=lambda p: p.relative_to(PROJECT_DIR / "components").as_posix())
 def test_renderers_and_resource_helpers_take_narrow_arguments(path: Path) -> None:
     assert mentions_whole_stack(path) == [], f"{path.name} names StackSettings: pass the sections or a view instead"
 

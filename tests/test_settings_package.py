@@ -83,13 +83,6 @@ def test_the_package_has_its_modules() -> None:
     assert not (PROJECT_DIR / "components" / "settings.py").exists(), "settings is a package now"
 
 
-def test_no_settings_folder_holds_more_than_twelve_modules() -> None:
-    """A folder a reader takes in at a glance: at most 12 modules (`__init__.py` not counted), subpackages apart."""
-    for folder in sorted({path.parent for path in _settings_modules()}):
-        modules = [path.name for path in folder.glob("*.py") if path.name != "__init__.py"]
-        assert len(modules) <= 12, f"{folder.relative_to(PROJECT_DIR)}: {sorted(modules)}"
-
-
 def test_settings_imports_only_itself_and_the_facts() -> None:
     found = {
         path.relative_to(PACKAGE).as_posix(): up
