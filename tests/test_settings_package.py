@@ -103,7 +103,7 @@ def test_the_check_sees_an_import_running_back_up() -> None:
     source = (
         "from components.facts import gpu_catalog\n"
         "from components import labs\n"
-        "from components.renderers.device_plugin.gpu_capacity import slots\n"
+        "from components.renderers.device_plugin.device_plugin_config import render_config\n"
         "from components.settings.fields import DnsLabel\n"
         "from .stack import StackSettings\n"
         "from ..karpenter import Karpenter\n"
@@ -112,7 +112,7 @@ def test_the_check_sees_an_import_running_back_up() -> None:
         "import json\n"
     )
     assert reaches_up(source) == [
-        "components.cluster", "components.karpenter", "components.labs", "components.renderers.device_plugin.gpu_capacity",
+        "components.cluster", "components.karpenter", "components.labs", "components.renderers.device_plugin.device_plugin_config",
     ]  # fmt: skip
     assert project_imports(source, "components.settings") >= {
         "components.settings.stack", "components.settings.rules", "components.facts.gpu_catalog",

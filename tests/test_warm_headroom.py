@@ -18,7 +18,6 @@ from components.facts.constants import (
     gpu_node_labels,
 )
 from components.karpenter import controller_inputs, gpu_node_pool
-from components.renderers.device_plugin.gpu_capacity import warm_nodes_held
 from components.renderers.karpenter import karpenter_manifests, karpenter_values, warm_headroom_manifests
 from components.renderers.nodes.gpu_bootstrap import render_gpu_user_data
 from components.settings import NodePoolSettings, SettingsError, StackSettings, load_settings
@@ -370,7 +369,8 @@ def test_nodes_held_follow_the_formula(slots: int, replicas: int, instance_type:
     )
     (row,) = settings.resolved.warm_headroom_rows
     assert (row.instance_type, row.warm_slots, row.nodes_held) == (instance_type, slots, nodes)
-    assert warm_nodes_held(slots, gpu_catalog.gpu_count(instance_type), settings.gpu_sharing) == nodes
+    (pool,) = settings.resolved.karpenter_pools
+    assert pool.node(instance_type).nodes_for(slots) == nodes
 
 
 def test_pools_without_warm_slots_get_no_buffer_and_leave_the_gate_off() -> None:

@@ -1,4 +1,4 @@
-"""The NVIDIA device plugin and GPU sharing: its config per sharing profile, its DaemonSets (and the MPS
-control daemon), and the slots per node that Karpenter's NodeOverlays advertise.
+"""The NVIDIA device plugin and GPU sharing: its config per sharing profile and its DaemonSets (and the MPS
+control daemon). The slots per node are `slots` in `components/settings/resolved.py`.
 
 Pure renderers: settings in, plain dicts and strings out."""

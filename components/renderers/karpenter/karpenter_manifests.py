@@ -30,9 +30,9 @@ from components.facts.constants import (
     ROOT_VOLUME_TYPE,
     gpu_node_labels,
 )
-from components.renderers.device_plugin.gpu_capacity import schedulable_gpus
 from components.renderers.nodes.gpu_bootstrap import render_gpu_user_data
 from components.settings import GpuNodeSettings, GpuSharingSettings, NodePoolSettings, RootVolumeSettings
+from components.settings.resolved import slots
 from components.settings.sharing_kinds import sharing_kind
 
 Manifest = dict[str, Any]
@@ -125,7 +125,7 @@ def node_pool(pool: NodePoolSettings, sharing: GpuSharingSettings, *, session_bu
                 # registers), so the limit in nvidia.com/gpu units is gpuLimit x replicas. On g6f (one slice a
                 # node) it is gpuLimit, and with cpu it is the backstop Karpenter #8368 asks for: a type whose
                 # capacity reads 0 can overrun a pool's limits.
-                GPU_RESOURCE: str(schedulable_gpus(pool.gpu_limit, sharing)),
+                GPU_RESOURCE: str(slots(pool.gpu_limit, sharing.replicas)),
             },
             "disruption": disruption,
             "weight": pool.weight,
@@ -262,7 +262,7 @@ def node_overlays(pool: NodePoolSettings, sharing: GpuSharingSettings) -> list[M
                     requirement(NODEPOOL_LABEL, [pool.name]),
                     requirement(INSTANCE_GPU_COUNT_LABEL, [str(gpus)]),
                 ],
-                "capacity": {GPU_RESOURCE: str(schedulable_gpus(gpus, sharing))},
+                "capacity": {GPU_RESOURCE: str(slots(gpus, sharing.replicas))},
             },
         }
         for gpus in pool_gpu_counts(pool)

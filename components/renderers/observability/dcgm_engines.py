@@ -33,10 +33,10 @@ from components.facts.constants import (
     NODE_MONITORING_DCGM_SERVER,
 )
 from components.facts.node_monitoring import CLOUDWATCH_DCGM_EXPORTER, NODE_MONITORING_DCGM_INSTANCE_TYPES
-from components.renderers.device_plugin.gpu_capacity import MANAGED_GROUP_POOL
 from components.renderers.observability import dcgm_exporter_manifests as exporter
 from components.renderers.observability import observability_config as addons
 from components.settings import GpuNodeGroupSettings, KarpenterSettings, ObservabilitySettings
+from components.settings.resolved import MANAGED_GROUP_POOL
 
 
 def _tolerates(toleration: dict[str, Any], taint: dict[str, str]) -> bool:
