@@ -15,7 +15,7 @@ from typing import Any
 
 from components.facts import instance_prices, timetable
 from components.renderers.karpenter.karpenter_packing import demo_pool, pool_slots_per_type
-from components.renderers.labs.demo_manifests import DEMO_GPUS_PER_POD, demo_is_session_pod
+from components.renderers.labs.demo_manifests import demo_is_session_pod, demo_slots_beyond
 from components.renderers.report import cost_svg
 from components.renderers.report.cost_demand import HubLimits, SessionDemand
 from components.renderers.report.cost_forecast import SEED, Budget, PoolForecast, PoolPlan, forecast
@@ -116,7 +116,7 @@ def pool_plan(settings: StackSettings, resolved: KarpenterPool) -> PoolPlan:
     demo = settings.demo
     demo_slots = 0
     if demo.enabled and demo_pool(settings.karpenter) == pool.name:
-        demo_slots = max(0, demo.replicas * DEMO_GPUS_PER_POD - settings.resolved.managed_group_slots)
+        demo_slots = demo_slots_beyond(demo, settings.resolved.managed_group_slots)
     lead, sessions = resolved.lead_minutes, resolved.sessions
     return PoolPlan(
         name=pool.name,

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from components.facts import gpu_catalog
-from components.renderers.labs.demo_manifests import DEMO_GPUS_PER_POD
+from components.renderers.labs.demo_manifests import DEMO_GPUS_PER_POD, demo_slots_beyond
 from components.settings import DemoSettings, KarpenterSettings
 from components.settings.resolved import ResolvedPool, ResolvedStack
 
@@ -111,8 +111,7 @@ def first_batch_rows(karpenter: KarpenterSettings, demo: DemoSettings, resolved:
     `resolved`: the stack's pools (`StackSettings.resolved`): the Karpenter pools, and the slots the managed group's
     desired nodes offer.
     """
-    demo_slots = demo.replicas * DEMO_GPUS_PER_POD if demo.enabled else 0
-    demo_slots = max(0, demo_slots - resolved.managed_group_slots)
+    demo_slots = demo_slots_beyond(demo, resolved.managed_group_slots)
     target = demo_pool(karpenter)
     rows = []
     for pool in resolved.karpenter_pools:

@@ -67,6 +67,13 @@ DEMO_CHECKOV_SKIPS: Mapping[str, str] = {
 }
 
 
+def demo_slots_beyond(demo: DemoSettings, managed_group_slots: int) -> int:
+    """The demo's GPU slots the managed group cannot hold (it lands there first): what Karpenter must launch for it,
+    what the idle alarm and the cost forecast count."""
+    wanted = demo.replicas * DEMO_GPUS_PER_POD if demo.enabled else 0
+    return max(0, wanted - managed_group_slots)
+
+
 def demo_namespace(demo: DemoSettings, kubernetes_version: str) -> Manifest:
     """The demo's namespace enforces the `restricted` Pod Security Standard of the cluster's version."""
     return plain_manifest(

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from components.renderers.labs.demo_manifests import DEMO_GPUS_PER_POD
+from components.renderers.labs.demo_manifests import demo_slots_beyond
 from components.renderers.observability.container_insights_metrics import (
     CLUSTER_NODE_COUNT,
     COLLECTION_INTERVAL_SECONDS,
@@ -122,8 +122,7 @@ def intended_idle_gpu_nodes(fleet: IdleFleet) -> int:
     warm: dict[str, int] = {}
     for row in fleet.warm_rows:
         warm[row.pool] = max(warm.get(row.pool, 0), row.nodes_held)
-    demo_slots = fleet.demo.replicas * DEMO_GPUS_PER_POD if fleet.demo.enabled else 0
-    demo_slots = max(0, demo_slots - fleet.managed_group_slots)
+    demo_slots = demo_slots_beyond(fleet.demo, fleet.managed_group_slots)
     slots_per_node = [row.schedulable_per_node for row in fleet.capacity_rows]
     demo_nodes = math.ceil(demo_slots / min(slots_per_node)) if demo_slots and slots_per_node else 0
     return floor + sum(warm.values()) + demo_nodes
