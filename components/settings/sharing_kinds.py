@@ -16,7 +16,7 @@ from components.facts import gpu_catalog
 from components.settings.gpu import GpuSharingSettings
 
 SharingKind = Literal["time-slicing", "mps", "g6f", "exclusive"]
-# An MPS client below this cap cannot load a CUDA context and a small model (the settings rule's floor).
+# An MPS client below this cap cannot load a CUDA context and a small model (the settings check's floor).
 MPS_MIN_CLIENT_MIB: Final = 1024
 
 
