@@ -118,7 +118,7 @@ def synth_in_process(stack: str, out_dir: Path, project: Path = PROJECT_DIR) -> 
 
     Costs the program's run, not a fresh interpreter's imports (~0.8 s against ~5 s). Only the stack files of
     `project` count: the program's modules are the ones this interpreter imported from the tree.
-    `test_synth.py` proves its bytes equal the real command's.
+    `tests/offline/test_synth.py` proves its bytes equal the real command's.
     """
     import synth
 
@@ -270,7 +270,7 @@ SLOW_FIXTURES = frozenset(
         "checkov_bin",
         "checkov_run",
         "analyzer",
-        "fake_aws",  # the preflight's AWS CLI: a script started for every call (tests/test_preflight_aws.py)
+        "fake_aws",  # the preflight's AWS CLI: a script started for every call (tests/preflight/test_preflight_aws.py)
     }
 )
 SLOW_CALL = re.compile(

@@ -5,7 +5,7 @@ JSON text, `"aws:region"` -> `"us-west-1"`). `load_settings` turns that map into
 `StackSettings` or raises `SettingsError`, which lists every offending key path with what is
 allowed. Nothing here imports Pulumi: the synth, the program and the tests share it.
 
-One job per module (each at most 300 lines; tests/test_settings_package.py holds that, and that these
+One job per module (each at most 300 lines; tests/house/test_settings_package.py holds that, and that these
 modules import only each other and the fact modules, never a component or a renderer):
 
 - `fields.py`: field types (each check's docstring says what is allowed) and the base models
@@ -15,7 +15,7 @@ modules import only each other and the fact modules, never a component or a rend
 - `capacity.py`: the one capacity model (per pool: GPUs, vCPUs, slots per node, allocatable, quota vCPUs)
 - `loading.py`: Pulumi's flat config map into `StackSettings`; `errors.py`: `SettingsError` and its wording
 
-Callers import from `components.settings`: every name a caller uses is re-exported here (tests/test_settings_package.py).
+Callers import from `components.settings`: every name a caller uses is re-exported here (tests/house/test_settings_package.py).
 """
 
 from components.settings import capacity, fit, fit_placement

@@ -8,7 +8,7 @@ the pool's limits, the default warm slot shape, and the vCPUs the pool can count
 
 The settings rules (warm headroom, timetables, hubs), the NodeOverlays, the device plugin's slots, the warm
 headroom, the quota, the alarms and the synth summary read it; nothing else multiplies GPUs by replicas
-(tests/test_capacity.py).
+(tests/settings/test_capacity.py).
 
 Each pool also has one sharing kind (`slot_kind`: time-slicing, mps, g6f or exclusive) with what one slot gets:
 its GPU memory and what is isolated from the other slots (`SlotModel`, docs/sharing-kinds.md). The hub

@@ -31,9 +31,9 @@ from components.renderers.device_plugin.device_plugin_manifests import (
 from components.renderers.manifest_helpers import CHECKOV_SKIP_ANNOTATION_PREFIX
 from components.settings import GpuSharingSettings, NodePoolSettings, StackSettings, load_settings
 from offline.config_files import read_stack_config
-from tests.checkov_allowlist import SKIPPABLE_CHECKS
 from tests.conftest import PROJECT_DIR
-from tests.k8s_validation import (
+from tests.support.checkov_allowlist import SKIPPABLE_CHECKS
+from tests.support.k8s_validation import (
     SchemaNotFoundError,
     containers_of,
     deny_all_problems,
@@ -45,7 +45,7 @@ from tests.k8s_validation import (
     unmounted_volume_problems,
     validate_core_object,
 )
-from tests.pins import PINNED_PLUGIN_IMAGE
+from tests.support.pins import PINNED_PLUGIN_IMAGE
 
 
 def stack_settings(stack: str) -> StackSettings:

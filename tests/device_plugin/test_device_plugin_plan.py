@@ -15,7 +15,7 @@ from components.renderers.manifest_helpers import config_checksum
 from components.renderers.observability import dcgm_exporter_manifests
 from components.settings import StackSettings, load_settings
 from offline.plan import Plan
-from tests.k8s_validation import (
+from tests.support.k8s_validation import (
     deny_all_problems,
     pod_can_land_on,
     selector_problems,
@@ -24,7 +24,7 @@ from tests.k8s_validation import (
     tolerates,
     validate_core_object,
 )
-from tests.pins import PINNED_PLUGIN_IMAGE
+from tests.support.pins import PINNED_PLUGIN_IMAGE
 
 PLUGIN_TYPE = "gpu-platform:gpu:DevicePlugin"
 DEMO_TYPE = "gpu-platform:demo:DemoWorkload"
@@ -212,7 +212,7 @@ def test_every_workload_has_exactly_one_deny_all_network_policy(
     (staging) the lab's policies select every pod, and NetworkPolicies are additive, so a deny-all there would
     deny nothing. prod: one per plugin profile and no demo."""
     plan, stack_settings = plans[stack], settings[stack]
-    # Lab namespaces' own fences (tests/test_labs.py) and the timetable's (tests/test_lab_timetable.py) are not
+    # Lab namespaces' own fences (tests/labs/test_labs.py) and the timetable's (tests/timetable/test_lab_timetable.py) are not
     # per-workload policies.
     policies = [
         p
@@ -226,7 +226,7 @@ def test_every_workload_has_exactly_one_deny_all_network_policy(
     # The GPU metrics exporter talks to the host engine and the API server: its policy allows exactly that.
     exporter_policy = dcgm_exporter_manifests.network_policy()
     policies = [p for p in policies if p != exporter_policy]
-    # The hub's GPU idle reaper opens egress for the hub pod alone (tests/test_hub_gpu_idle.py).
+    # The hub's GPU idle reaper opens egress for the hub pod alone (tests/hub/test_hub_gpu_idle.py).
     policies = [p for p in policies if p["metadata"]["labels"].get("app.kubernetes.io/name") != "gpu-idle-reaper"]
     fenced = [w for w in fenced if w["metadata"]["name"] != DCGM_EXPORTER_NAME]
     expected = len(stack_settings.sharing_profiles) + (1 if demo_has_own_namespace else 0)

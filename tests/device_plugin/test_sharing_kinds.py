@@ -22,7 +22,7 @@ from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.project_copy import copy_program
 from tests.conftest import PROJECT_DIR, synth_in_process
-from tests.crd_validation import validate_custom_resource
+from tests.support.crd_validation import validate_custom_resource
 
 STACK = "sharing-kinds"
 STACK_FILE = PROJECT_DIR / "tests" / "stacks" / f"Pulumi.{STACK}.yaml"

@@ -10,8 +10,9 @@ from kubespawner.slugs import safe_slug
 
 from gpu_reaper import users
 from gpu_reaper.__main__ import main
+from tests.conftest import PROJECT_DIR
 
-FIXTURES = Path(__file__).parent / "fixtures" / "gpu_reaper"
+FIXTURES = PROJECT_DIR / "tests" / "fixtures" / "gpu_reaper"
 ARGS = ["--dry-run", "--scrapes", str(FIXTURES / "scrapes"), "--users", str(FIXTURES / "users.json")]
 FAST = ["--idle-minutes", "10", "--grace-minutes", "5", "--never-used-minutes", "10"]
 

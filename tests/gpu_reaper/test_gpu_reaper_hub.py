@@ -2,7 +2,7 @@
 version): learners start servers through the REST API, the reaper reads recorded-format scrapes and the servers'
 kernels through the hub's proxy with its own service token and role, warns the idle learner, then stops that
 server through the hub; the busy learner, the kernel-busy learner and the exempt learner keep theirs, as the
-hub's own records show. Stand-ins (proxy, spawner, servers): tests/reaper_hub_stand_ins.py."""
+hub's own records show. Stand-ins (proxy, spawner, servers): tests/support/reaper_hub_stand_ins.py."""
 
 from __future__ import annotations
 
@@ -53,9 +53,9 @@ def _config(tmp: Path, hub_port: int, reaper_token: str, admin_token: str) -> st
 c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = {hub_port}
-c.JupyterHub.proxy_class = "tests.reaper_hub_stand_ins.RoutingProxy"
-c.JupyterHub.spawner_class = "tests.reaper_hub_stand_ins.StandInSpawner"
-c.Spawner.cmd = [{sys.executable!r}, "-m", "tests.reaper_hub_stand_ins"]
+c.JupyterHub.proxy_class = "tests.support.reaper_hub_stand_ins.RoutingProxy"
+c.JupyterHub.spawner_class = "tests.support.reaper_hub_stand_ins.StandInSpawner"
+c.Spawner.cmd = [{sys.executable!r}, "-m", "tests.support.reaper_hub_stand_ins"]
 c.Spawner.start_timeout = 30
 c.Spawner.http_timeout = 30
 c.JupyterHub.authenticator_class = "dummy"

@@ -21,9 +21,10 @@ from components.settings import HubGpuIdleSettings
 from gpu_reaper import classify
 from gpu_reaper.kube import event_body, scrape
 from gpu_reaper.promtext import parse
-from tests.k8s_validation import validate_core_object
+from tests.conftest import PROJECT_DIR
+from tests.support.k8s_validation import validate_core_object
 
-SCRAPE = Path(__file__).parent / "fixtures" / "gpu_reaper" / "scrapes" / "1767258000.prom"
+SCRAPE = PROJECT_DIR / "tests" / "fixtures" / "gpu_reaper" / "scrapes" / "1767258000.prom"
 SERVER_NAME = reaper_config(HubGpuIdleSettings(), "lab")["exporter"]["serverName"]
 
 

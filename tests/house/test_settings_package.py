@@ -1,7 +1,7 @@
 """The settings package stays at the bottom: every module of `components/settings/` imports only its siblings and
 the fact modules (never a component or a renderer, not even under TYPE_CHECKING), so any layer may read settings
 and settings never reads back up; and callers keep importing every name from `components.settings`.
-(tests/test_module_size.py holds each module to 300 lines, tests/test_renderer_boundary.py the layers at large.)
+(tests/house/test_module_size.py holds each module to 300 lines, tests/house/test_renderer_boundary.py the layers at large.)
 """
 
 from __future__ import annotations

@@ -58,13 +58,13 @@ def test_no_test_module_imports_another_test_module() -> None:
 
 
 def test_an_import_of_a_test_module_is_caught() -> None:
-    assert imported_test_modules("from tests.test_settings import _merged") == ["tests.test_settings"]
-    assert imported_test_modules("import tests.test_demo") == ["tests.test_demo"]
-    assert imported_test_modules("from tests import test_demo") == ["tests.test_demo"]
-    assert imported_test_modules("from . import test_demo") == ["tests.test_demo"]
+    assert imported_test_modules("from tests.settings.test_settings import _merged") == ["tests.settings.test_settings"]
+    assert imported_test_modules("import tests.labs.test_demo") == ["tests.labs.test_demo"]
+    assert imported_test_modules("from tests.labs import test_demo") == ["tests.labs.test_demo"]
+    assert imported_test_modules("from . import test_demo", "tests.labs") == ["tests.labs.test_demo"]
     assert imported_test_modules("from .test_demo import X", "tests.plans") == ["tests.plans.test_demo"]
-    assert imported_test_modules("from tests.k8s_validation import tolerates\nfrom tests import golden") == []
-    assert imported_test_modules("from tests.config_corpus import test_cases") == []
+    assert imported_test_modules("from tests.support.k8s_validation import tolerates\nfrom tests.support import golden") == []
+    assert imported_test_modules("from tests.support.config_corpus import test_cases") == []
 
 
 def test_the_project_folder_is_defined_once() -> None:

@@ -48,12 +48,12 @@ from components.renderers.labs.gpu_admission_policy import admission_objects, ad
 from components.renderers.labs.lab_manifests import CONTAINER_DEFAULT_REQUESTS, lab_objects, lab_resource_quota
 from components.settings import LabSettings, StackSettings, load_settings
 from offline.plan import Plan
-from tests import apiserver_model
 from tests.conftest import STACKS, shared_path
-from tests.hub_app import OIDC_AUTH
-from tests.k8s_validation import pod_can_land_on, tolerates, validate_core_object
-from tests.kubespawner_pods import helm_merge, spawned_pod, without_nulls
-from tests.pod_security import restricted_problems
+from tests.support import apiserver_model
+from tests.support.hub_app import OIDC_AUTH
+from tests.support.k8s_validation import pod_can_land_on, tolerates, validate_core_object
+from tests.support.kubespawner_pods import helm_merge, spawned_pod, without_nulls
+from tests.support.pod_security import restricted_problems
 
 CHART_DIR = ("schemas", "jupyterhub", "4.4.0")
 DIGEST = "sha256:" + "0" * 64

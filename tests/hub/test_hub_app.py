@@ -2,7 +2,7 @@
 
 For sharedPassword (staging), github (prod) and oidc (a staging variant), the merged chart values go where the chart
 mounts them, and JupyterHub 5.5.0 starts from the chart's `jupyterhub_config.py` @ 4.4.0 with the hub image's
-authenticators (oauthenticator 17.4.0) and KubeSpawner 7.0.0 (`tests/hub_app.py`): any exception, and any warning
+authenticators (oauthenticator 17.4.0) and KubeSpawner 7.0.0 (`tests/support/hub_app.py`): any exception, and any warning
 or error the hub logs, fails. The authenticator then decides logins, and the spawner builds every profile's Pod,
 which must equal the Pod the synth writes.
 
@@ -29,8 +29,8 @@ from components.renderers.hub import hub_namespace, hub_notebook_pod, hub_profil
 from components.settings import LabSettings, StackSettings, load_settings
 from components.settings.hub import ADMIN_PASSWORD_MIN_LENGTH, SHARED_PASSWORD_MIN_LENGTH
 from tests.conftest import PROJECT_DIR, shared_path
-from tests.hub_app import OIDC_AUTH, hub_tree
-from tests.kubespawner_pods import helm_merge, without_nulls
+from tests.support.hub_app import OIDC_AUTH, hub_tree
+from tests.support.kubespawner_pods import helm_merge, without_nulls
 
 CHART_DIR = ("schemas", "jupyterhub", "4.4.0")
 LEARNER = hub_notebook_pod.EXAMPLE_LEARNER
@@ -94,7 +94,7 @@ def start_hubs(cases: dict[str, tuple[LabSettings, dict[str, Any], list[str]]], 
         (root / "request.json").write_text(json.dumps(request), encoding="utf-8")
         (root / "work").mkdir()  # the hub's working directory (/srv/jupyterhub): the sqlite-pvc database goes here
         running[case] = subprocess.Popen(
-            [sys.executable, "-m", "tests.hub_app", str(root)],
+            [sys.executable, "-m", "tests.support.hub_app", str(root)],
             cwd=root / "work",
             env={**os.environ, **env, "PYTHONPATH": str(PROJECT_DIR)},
             stdout=subprocess.PIPE,

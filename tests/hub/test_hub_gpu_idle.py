@@ -25,11 +25,11 @@ from components.settings import HubGpuIdleSettings, LabSettings, SettingsError, 
 from gpu_reaper import classify, kube, service
 from offline.config_files import read_stack_config
 from offline.plan import Plan
-from tests import apiserver_model
 from tests.conftest import PROJECT_DIR, shared_path
-from tests.k8s_validation import validate_core_object
-from tests.kubespawner_pods import helm_merge, without_nulls
-from tests.pod_security import restricted_problems
+from tests.support import apiserver_model
+from tests.support.k8s_validation import validate_core_object
+from tests.support.kubespawner_pods import helm_merge, without_nulls
+from tests.support.pod_security import restricted_problems
 
 CHART_DIR = ("schemas", "jupyterhub", "4.4.0")
 

@@ -1,7 +1,7 @@
 """The hub in `<lab>-hub` (issue 30): members have no rights there, the hub spawns into the lab, traffic flows.
 
-RBAC is evaluated by `tests/rbac_model.py` over every stack's rendered Roles and bindings; traffic by
-`tests/netpol_model.py` over the lab's rendered policies and the chart's own hub and proxy policies as
+RBAC is evaluated by `tests/support/rbac_model.py` over every stack's rendered Roles and bindings; traffic by
+`tests/support/netpol_model.py` over the lab's rendered policies and the chart's own hub and proxy policies as
 templates/hub/netpol.yaml and templates/proxy/netpol.yaml @ 4.4.0 build them from the values.
 """
 
@@ -20,8 +20,8 @@ from components.settings import SettingsError, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from tests.conftest import PROJECT_DIR, STACKS
-from tests.netpol_model import Destination, egress_allowed, ingress_allowed
-from tests.rbac_model import RBAC_KINDS, Rbac, Request
+from tests.support.netpol_model import Destination, egress_allowed, ingress_allowed
+from tests.support.rbac_model import RBAC_KINDS, Rbac, Request
 
 STAGING = read_stack_config(PROJECT_DIR, "staging")
 NOTEBOOK = {"app": "jupyterhub", **hn.NOTEBOOK_POD}

@@ -15,8 +15,8 @@ from components.renderers.karpenter import cpu_user_pool_manifests
 from components.settings import CpuUserPoolSettings, load_settings
 from offline.plan import Plan
 from tests.conftest import STACKS, shared_path
-from tests.crd_validation import validate_custom_resource
-from tests.k8s_validation import pod_can_land_on, tolerates
+from tests.support.crd_validation import validate_custom_resource
+from tests.support.k8s_validation import pod_can_land_on, tolerates
 
 ROLE = "cluster-karpenter-node"
 POOLS = [

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.crd_validation import (
+from tests.support.crd_validation import (
     KARPENTER_CRD_DIR,
     apply_structural_defaults,
     compile_rule,

@@ -1,7 +1,7 @@
 """Karpenter IAM renderers against the official Karpenter 1.14.1 statements, and linted by parliament.
 
 The official statements (EXPECTED_POLICIES) and how both sides are normalized are in
-tests/karpenter_iam_reference.py. The controller role trust is not in the CloudFormation (it uses
+tests/support/karpenter_iam_reference.py. The controller role trust is not in the CloudFormation (it uses
 IRSA/eksctl); it follows the EKS Pod Identity docs.
 """
 
@@ -18,7 +18,7 @@ from parliament.cli import is_finding_filtered
 from components.facts.constants import KARPENTER_NAMESPACE, KARPENTER_SERVICE_ACCOUNT
 from components.renderers.karpenter import karpenter_iam, karpenter_interruption
 from components.settings import CLUSTER_NAME_MAX
-from tests.karpenter_iam_reference import (
+from tests.support.karpenter_iam_reference import (
     EXPECTED_POLICIES,
     OFFICIAL_EVENT_RULES,
     expected_policy,

@@ -25,7 +25,7 @@ from components.renderers.nodes.gpu_bootstrap import render_gpu_user_data
 from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
 from tests.conftest import PROJECT_DIR, STACKS
-from tests.crd_validation import validate_custom_resource
+from tests.support.crd_validation import validate_custom_resource
 
 NODE_ROLE = "lab-karpenter-node"
 

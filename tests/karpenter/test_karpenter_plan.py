@@ -28,8 +28,8 @@ from components.renderers.karpenter import (
 from components.settings import StackSettings, load_settings
 from offline.plan import Plan
 from tests.conftest import STACKS
-from tests.crd_validation import validate_custom_resource
-from tests.karpenter_iam_reference import OFFICIAL_EVENT_RULES, expected_policy, statements_by_sid
+from tests.support.crd_validation import validate_custom_resource
+from tests.support.karpenter_iam_reference import OFFICIAL_EVENT_RULES, expected_policy, statements_by_sid
 
 KARPENTER = "gpu-platform:karpenter:Karpenter"
 ROLE = "aws:iam/role:Role"

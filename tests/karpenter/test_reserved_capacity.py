@@ -14,7 +14,7 @@ from components.renderers.karpenter import karpenter_manifests, karpenter_values
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from tests.conftest import PROJECT_DIR
-from tests.crd_validation import validate_custom_resource
+from tests.support.crd_validation import validate_custom_resource
 
 STAGING = dict(read_stack_config(PROJECT_DIR, "staging").values)
 KEY = "gpu-platform:karpenter.nodePools[0].capacityReservations"

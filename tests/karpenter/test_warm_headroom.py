@@ -25,11 +25,11 @@ from components.settings import NodePoolSettings, SettingsError, StackSettings, 
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from tests.conftest import PROJECT_DIR, without_hubs
-from tests.crd_validation import validate_custom_resource
-from tests.k8s_validation import pod_can_land_on, tolerates, validate_core_object
-from tests.user_data import node_config_of
+from tests.support.crd_validation import validate_custom_resource
+from tests.support.k8s_validation import pod_can_land_on, tolerates, validate_core_object
+from tests.support.user_data import node_config_of
 
-# Staging without its lab timetable (tests/test_lab_timetable.py): warm slots alone.
+# Staging without its lab timetable (tests/timetable/test_lab_timetable.py): warm slots alone.
 STAGING = dict(read_stack_config(PROJECT_DIR, "staging").values)
 STAGING["gpu-platform:labs"] = json.dumps(
     [{k: v for k, v in lab.items() if k != "sessions"} for lab in json.loads(STAGING["gpu-platform:labs"])]

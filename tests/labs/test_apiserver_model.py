@@ -1,4 +1,4 @@
-"""The offline model of the API server's quantity handling (tests/apiserver_model.py), checked against upstream.
+"""The offline model of the API server's quantity handling (tests/support/apiserver_model.py), checked against upstream.
 
 The expected strings are upstream's own test tables (kubernetes/kubernetes
 `staging/src/k8s.io/apimachinery/pkg/api/resource/quantity_test.go`: `TestQuantityParse`, `TestQuantityString`,
@@ -16,7 +16,7 @@ import cel
 import pytest
 from cel.stdlib import add_stdlib_to_context
 
-from tests.apiserver_model import (
+from tests.support.apiserver_model import (
     BINARY_SI,
     DECIMAL_EXPONENT,
     DECIMAL_SI,

@@ -28,9 +28,9 @@ from components.renderers.labs.lab_manifests import lab_namespace, lab_network_p
 from components.settings import RESERVED_NAMESPACES, SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
-from tests.checkov_allowlist import SKIPPABLE_CHECKS
 from tests.conftest import PROJECT_DIR
-from tests.k8s_validation import (
+from tests.support.checkov_allowlist import SKIPPABLE_CHECKS
+from tests.support.k8s_validation import (
     containers_of,
     deny_all_problems,
     pod_can_land_on,

@@ -1,6 +1,6 @@
 """The GPU admission guard, evaluated offline the way the kube-apiserver would admit or deny a pod.
 
-Every request goes through `tests.apiserver_model`: decode (quantities parsed), defaulting (requests from
+Every request goes through `tests.support.apiserver_model`: decode (quantities parsed), defaulting (requests from
 limits), the mutating plugins EKS runs (LimitRanger with the lab's LimitRange, DefaultTolerationSeconds,
 ExtendedResourceToleration), field validation, then the policy's CEL (common-expression-language) with the
 variables a ValidatingAdmissionPolicy sees. The table covers every rule in lab, non-lab and system
@@ -34,9 +34,9 @@ from components.renderers.labs.gpu_admission_policy import (
 from components.renderers.labs.lab_manifests import lab_limit_range, lab_namespace
 from components.settings import GpuSharingSettings, LabSettings, StackSettings, load_settings
 from offline.plan import Plan
-from tests import apiserver_model
-from tests.apiserver_model import Outcome, Request
-from tests.k8s_validation import validate_core_object
+from tests.support import apiserver_model
+from tests.support.apiserver_model import Outcome, Request
+from tests.support.k8s_validation import validate_core_object
 
 LAB_SETTINGS = LabSettings(name="vision-lab", gpu_slots=4)
 LAB = lab_namespace(LAB_SETTINGS, "1.35")

@@ -13,8 +13,8 @@ from components.renderers.labs.gpu_quota import QuotaNeed, quota_needs
 from components.settings import StackSettings, capacity, load_settings
 from offline.plan import Plan
 from offline.summary import render_summary
-from tests.config_edits import merged, with_value
 from tests.conftest import PROJECT_DIR
+from tests.support.config_edits import merged, with_value
 
 LIFECYCLE = (PROJECT_DIR / "docs" / "lifecycle.md").read_text(encoding="utf-8")
 ON_DEMAND_G = ("L-DB2E81BA", "Running On-Demand G and VT instances")

@@ -1,6 +1,6 @@
 """No lab pod reaches the DCGM host engine's port (issue 30): the rendered NetworkPolicies, evaluated.
 
-Evaluated with `tests/netpol_model.py`. Destinations here are a GPU node's IP (the engine's hostPort) and the
+Evaluated with `tests/support/netpol_model.py`. Destinations here are a GPU node's IP (the engine's hostPort) and the
 engine's own pod in kube-system; and the hub in `<lab>-hub`, which the lab's notebooks reach on its API port only.
 """
 
@@ -15,8 +15,8 @@ from components.renderers.hub.hub_namespace import HUB_API_PORT, HUB_POD, NOTEBO
 from components.renderers.labs.lab_rbac import lab_group
 from offline.plan import Plan
 from tests.conftest import STACKS
-from tests.netpol_model import Destination, egress_allowed
-from tests.rbac_model import RBAC_KINDS, Rbac, Request
+from tests.support.netpol_model import Destination, egress_allowed
+from tests.support.rbac_model import RBAC_KINDS, Rbac, Request
 
 
 def _labs(plan: Plan) -> list[dict[str, Any]]:

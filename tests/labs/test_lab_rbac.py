@@ -1,9 +1,9 @@
-"""Lab members below the fences (issue 30): the rendered RBAC, evaluated by `tests/rbac_model.py`.
+"""Lab members below the fences (issue 30): the rendered RBAC, evaluated by `tests/support/rbac_model.py`.
 
 Every stack's manifests hold, per lab, a Role `lab-member` bound to the lab's group; the members' access
 entries carry that group. By the model, a member can run and debug workloads in the lab, and can neither
 change the lab's NetworkPolicies, quota or LimitRange nor grant itself more. The upstream `edit` role the
-platform used before (`tests/rbac_edit_reference.py`) is evaluated side by side: docs/labs.md prints the table.
+platform used before (`tests/support/rbac_edit_reference.py`) is evaluated side by side: docs/labs.md prints the table.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from components.facts.constants import ACCESS_ENTRY_MARKER_GROUP, EKS_RESERVED_G
 from components.renderers.labs.lab_rbac import lab_group
 from offline.plan import Plan
 from tests.conftest import PROJECT_DIR, STACKS, SynthRun
-from tests.rbac_edit_reference import edit_binding, edit_cluster_roles
-from tests.rbac_model import RBAC_KINDS, Rbac, Request
+from tests.support.rbac_edit_reference import edit_binding, edit_cluster_roles
+from tests.support.rbac_model import RBAC_KINDS, Rbac, Request
 
 ENTRY = "aws:eks/accessEntry:AccessEntry"
 

@@ -27,7 +27,7 @@ from components.settings import (
 )
 from offline.plan import Plan
 from offline.summary import render_summary
-from tests.k8s_validation import validate_core_object
+from tests.support.k8s_validation import validate_core_object
 
 ADMIN = "arn:aws:iam::111122223333:role/platform-admin"
 MEMBER = "arn:aws:iam::111122223333:role/student"

@@ -43,10 +43,10 @@ from components.settings import (
     load_settings,
 )
 from offline.config_files import read_stack_config
-from tests import golden
 from tests.conftest import PROJECT_DIR, STACKS, shared_path
-from tests.crd_validation import crd_to_jsonschema, format_checker
-from tests.user_data import mime_parts, node_config_of, shell_part_of
+from tests.support import golden
+from tests.support.crd_validation import crd_to_jsonschema, format_checker
+from tests.support.user_data import mime_parts, node_config_of, shell_part_of
 
 LAUNCHERS: tuple[LaunchedBy, ...] = get_args(LaunchedBy)
 # The NodeConfig CRD of the nodeadm in the pinned AL2023 AMI release (a release bump needs its schema).
@@ -378,7 +378,9 @@ def test_golden_files_match_the_renderer() -> None:
     # As shipped: staging g4-nodepool, prod t4-shared, a10g-inference and l4-slice (no managed GPU group).
     assert len(rendered) == expected == 4
     stale = sorted(set(golden.GOLDEN_DIR.glob(golden.GOLDEN_GLOB)) - set(rendered))
-    assert not stale, f"stale golden files {stale}: run `.venv/bin/python -m tests.golden`"
+    assert not stale, f"stale golden files {stale}: run `.venv/bin/python -m tests.support.golden`"
     for path, text in rendered.items():
-        assert path.is_file(), f"{path} missing: run `.venv/bin/python -m tests.golden`"
-        assert path.read_text(encoding="utf-8") == text, f"{path.name} differs: review, then `python -m tests.golden`"
+        assert path.is_file(), f"{path} missing: run `.venv/bin/python -m tests.support.golden`"
+        assert path.read_text(encoding="utf-8") == text, (
+            f"{path.name} differs: review, then `python -m tests.support.golden`"
+        )

@@ -23,7 +23,7 @@ from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from tests.conftest import PROJECT_DIR, STACKS
-from tests.user_data import mime_parts, node_config_of, shell_part_of
+from tests.support.user_data import mime_parts, node_config_of, shell_part_of
 
 COMPONENT = "gpu-platform:gpu:GpuNodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -195,7 +195,7 @@ def test_disabled_node_group_creates_nothing(plans: dict[str, Plan]) -> None:
     assert not [r for r in plan.of_type(NODE_GROUP) if r["inputs"]["amiType"] == GPU_AMI_TYPE]
 
 
-# Settings rules behind this issue that tests/test_settings.py does not already exercise.
+# Settings rules behind this issue that tests/settings/test_settings.py does not already exercise.
 @pytest.mark.parametrize(
     ("patch", "path", "fragment"),
     [

@@ -27,7 +27,7 @@ from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.conftest import PROJECT_DIR, STACKS
-from tests.k8s_validation import tolerates, validate_core_object
+from tests.support.k8s_validation import tolerates, validate_core_object
 
 # NVIDIA/dcgm-exporter#594 (per-process GPU metrics for time-sharing) was merged as fb5e3dc and first tagged
 # in 4.5.3-4.8.2 (`git tag --contains fb5e3dc`); the charts pinned before ship 4.5.2-4.8.1 (node monitoring

@@ -34,7 +34,7 @@ from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.conftest import PROJECT_DIR, STACKS, registered_transforms
-from tests.k8s_validation import tolerates, validate_core_object
+from tests.support.k8s_validation import tolerates, validate_core_object
 
 ADDON = "aws:eks/addon:Addon"
 # The metrics this product reads, as AWS documents them: "Amazon EKS and Kubernetes Container Insights with

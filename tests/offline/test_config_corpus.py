@@ -1,8 +1,8 @@
-"""Every case of `tests/config_corpus.py` through the synth's own front door.
+"""Every case of `tests/support/config_corpus.py` through the synth's own front door.
 
 Cases run in process through `synth.main` (the code path of `python synth.py`), so a bad config
 costs milliseconds; a few run as real subprocesses to prove the exit code, stderr and the empty
---out directory exactly as a user sees them. Add cases in `tests/config_corpus.py`, not here.
+--out directory exactly as a user sees them. Add cases in `tests/support/config_corpus.py`, not here.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import yaml
 from offline.config_files import read_stack_config
 from offline.project_copy import copy_program
 from offline.runner import install_mocks
-from tests.config_corpus import CASES, DELETE, INVALID, OK, STAGING, Case
 from tests.conftest import PROJECT_DIR, run_synth, synth_in_process
+from tests.support.config_corpus import CASES, DELETE, INVALID, OK, STAGING, Case
 
 _PART = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
 _PROBLEM_LINE = re.compile(r"^  (\S+): ", re.MULTILINE)

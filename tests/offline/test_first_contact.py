@@ -37,9 +37,9 @@ from components.settings import (
 from offline.mocks import availability_zones
 from offline.plan import Plan
 from offline.project_copy import copy_program
-from tests.config_edits import merged, with_value
 from tests.conftest import MANAGED_GPU_GROUP, PROJECT_DIR, STACKS, synth_in_process
-from tests.k8s_validation import pod_can_land_on, validate_core_object
+from tests.support.config_edits import merged, with_value
+from tests.support.k8s_validation import pod_can_land_on, validate_core_object
 
 MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
 GPU_GROUP_NAME = "gpu-nodes-mng"

@@ -1,7 +1,7 @@
 """`python -m offline.diff OLD NEW`: added/removed/changed resources and physical-identity collisions.
 
 Constructed plans cover every identity kind (one resource removed under one URN and added under another,
-or claimed twice); real synth pairs are compared in tests/test_access.py (a principal moved between roles)
+or claimed twice); real synth pairs are compared in tests/access/test_access.py (a principal moved between roles)
 and here (the shipped staging plan against itself and against a renamed resource).
 """
 

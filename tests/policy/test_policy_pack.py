@@ -27,7 +27,7 @@ from tests.conftest import PROJECT_DIR, STACKS
 RULES_BY_NAME = {rule.name: rule for rule in rules.RULES}
 
 
-# The shipped stack files hold documentation values on purpose (tests/test_placeholders.py checks that
+# The shipped stack files hold documentation values on purpose (tests/facts/test_placeholders.py checks that
 # exactly those are reported); every other rule passes on every resource.
 PLACEHOLDER_RULE = "no-documentation-placeholders"
 

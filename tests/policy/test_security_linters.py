@@ -4,10 +4,10 @@
   policies, SQS queue policies ...), one statement at a time so each finding maps to a Sid, plus a
   whole-role pass for escalations that only appear when a role's policies are combined. Findings at
   LOW and above count (a typo'd action is only LOW); accepted ones are listed one by one in
-  `tests/iam_allowlist.py`.
+  `tests/support/iam_allowlist.py`.
 - checkov on every Kubernetes manifest the synth writes, in one offline subprocess. A check may only
   be skipped by a `checkov.io/skipN` annotation with a reason on the object itself, and only for a
-  check listed in `tests/checkov_allowlist.py`.
+  check listed in `tests/support/checkov_allowlist.py`.
 
 checkov 3.3.30 pins `packaging<24` while pulumi 3.272.0 needs `packaging>=26`, so it lives in its own
 virtualenv, `.venv-checkov`, which the test session creates from `requirements-checkov.txt` on first
@@ -38,9 +38,9 @@ import yaml
 from parliament.cli import is_finding_filtered
 
 from offline.plan import Plan
-from tests.checkov_allowlist import SKIPPABLE_CHECKS
 from tests.conftest import PROJECT_DIR, STACKS
-from tests.iam_allowlist import ALLOWED_FINDINGS
+from tests.support.checkov_allowlist import SKIPPABLE_CHECKS
+from tests.support.iam_allowlist import ALLOWED_FINDINGS
 
 # --- IAM documents ------------------------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 `aws eks describe-addon-configuration --addon-name N --addon-version V` answers `{"addonName", "addonVersion",
 "configurationSchema": "<a JSON schema, as a string>", "podIdentityConfiguration"}` (EKS API reference,
-DescribeAddonConfiguration, Response Syntax). The fake `aws` (tests/fake_aws.py) answers with schemas shaped
+DescribeAddonConfiguration, Response Syntax). The fake `aws` (tests/support/fake_aws.py) answers with schemas shaped
 like the add-ons' own: draft 7, `additionalProperties: false` on every object the chart closes.
 """
 
@@ -24,8 +24,8 @@ from components.facts.constants import (
 from components.settings import load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
-from tests import fake_aws
 from tests.conftest import PROJECT_DIR
+from tests.support import fake_aws
 
 STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
 DEPLOYER = "arn:aws:iam::111122223333:role/github-actions-deploy"

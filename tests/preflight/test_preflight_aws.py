@@ -17,8 +17,8 @@ from components.renderers.labs.gpu_quota import quota_needs
 from components.settings import capacity, load_settings
 from offline.config_files import read_stack_config
 from offline.plan import Plan
-from tests import fake_aws as fake_aws_cli
 from tests.conftest import PROJECT_DIR
+from tests.support import fake_aws as fake_aws_cli
 
 STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
 # The EC2 vCPU quotas staging needs, as the synth summary and preflight work them out.

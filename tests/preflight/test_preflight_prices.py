@@ -1,5 +1,5 @@
 """`preflight.py --check prices`: the pinned price table against `aws pricing get-products`, answered by a fake
-`aws` executable on PATH (tests/fake_aws.py: longest matching argument prefix wins, every call logged)."""
+`aws` executable on PATH (tests/support/fake_aws.py: longest matching argument prefix wins, every call logged)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import preflight_prices
 from components.facts import instance_prices
 from components.settings import load_settings
 from offline.config_files import read_stack_config
-from tests import fake_aws as fake_aws_cli
 from tests.conftest import PROJECT_DIR
+from tests.support import fake_aws as fake_aws_cli
 
 STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
 

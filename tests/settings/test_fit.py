@@ -16,9 +16,9 @@ from components.facts.pod_requests import PodShape
 from components.settings import SettingsError, StackSettings, load_settings
 from components.settings.fit import NodeGroup, daemonsets, node_groups
 from components.settings.fit_placement import check, group_fits, pack
-from tests.config_edits import merged, with_value
 from tests.conftest import STACKS
-from tests.k8s_validation import tolerates as k8s_tolerates
+from tests.support.config_edits import merged, with_value
+from tests.support.k8s_validation import tolerates as k8s_tolerates
 
 
 @pytest.fixture(scope="module")

@@ -14,9 +14,9 @@ from components.settings import (
     allowed_config_keys,
     load_settings,
 )
-from tests.config_edits import merged as _merged  # short local names: every test here edits a config
-from tests.config_edits import with_value as _with
 from tests.conftest import STACKS
+from tests.support.config_edits import merged as _merged  # short local names: every test here edits a config
+from tests.support.config_edits import with_value as _with
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -1,5 +1,5 @@
 """The settings' error wording (components/settings/errors.py and the rules' messages): what a user reads for
-each class of mistake the config front door refuses, beyond the key path `tests/config_corpus.py` proves."""
+each class of mistake the config front door refuses, beyond the key path `tests/support/config_corpus.py` proves."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ the EKS minors this project supports):
    (`CanonicalizeBytes`), which is `"0"` for every zero.
 
 So by the time the guard runs, an `nvidia.com/gpu` quantity is a whole number >= 0 written as a string, and
-it is zero exactly when that string is `"0"`: the guard compares strings, and `tests/test_apiserver_model.py`
+it is zero exactly when that string is `"0"`: the guard compares strings, and `tests/labs/test_apiserver_model.py`
 checks this model of `resource.Quantity` against upstream's own table (`quantity_test.go`).
 """
 

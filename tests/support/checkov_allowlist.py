@@ -1,6 +1,6 @@
 """checkov checks a Kubernetes object may skip, each with the reason it may (and only where it may).
 
-An object skips a check with a `checkov.io/skipN` annotation naming the check and why; `tests/test_security_linters.py`
+An object skips a check with a `checkov.io/skipN` annotation naming the check and why; `tests/policy/test_security_linters.py`
 fails on a skip of any check not listed here, and the demo and device-plugin tests keep their skips within it.
 Anything else checkov finds must be fixed in the manifest.
 """

@@ -16,7 +16,7 @@ Mistakes in the file itself, which never reach the program as config, have ids s
 `__main__.py` under mocks, as `pulumi up` would run it.
 
 To cover a new key: add a row with a bad value (exit 2, its path) and one with its boundary value
-(exit 0) next to the rows of its section; `tests/test_config_corpus.py` picks every row up.
+(exit 0) next to the rows of its section; `tests/offline/test_config_corpus.py` picks every row up.
 """
 
 from __future__ import annotations
@@ -336,7 +336,7 @@ CASES: list[Case] = [
     Case("lab-sessions-overlap-across-zones", {"gpu-platform:karpenter.nodePools[1]": EVENING_POOL, "gpu-platform:labs[0].sessions[1]": {**SESSION, "schedule": "30 1 * * wed", "timezone": "Europe/Berlin", "nodePool": "g4-evening"}}, INVALID, ("gpu-platform:labs[0].sessions[1].learners",)),
     Case("ok-lab-sessions-back-to-back", {"gpu-platform:labs[0].sessions[1]": {**SESSION, "schedule": "0 19 * * tue"}}, OK),
     Case("ok-lab-sessions-other-zone-apart", {"gpu-platform:karpenter.nodePools[1]": EVENING_POOL, "gpu-platform:labs[0].sessions[1]": {**SESSION, "schedule": "0 9 * * wed", "timezone": "Europe/Berlin", "nodePool": "g4-evening"}}, OK),
-    # A hub cap shorter than its lab's 2h class: valid, a WARNING line in the summary (tests/test_settings_errors.py).
+    # A hub cap shorter than its lab's 2h class: valid, a WARNING line in the summary (tests/settings/test_settings_errors.py).
     Case("ok-hub-shorter-than-class", {f"{HUB}.maxHours": 1}, OK),
     Case("bad-hub-outlives-pool-drain", {f"{HUB}.maxHours": 3}, INVALID, (f"{HUB}.maxHours",)),
     Case("leaf-secret-hub-password-in-clear-text", {f"{HUB}.auth.password": "workshop-2026"}, INVALID, (f"{HUB}.auth.password",)),

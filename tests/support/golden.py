@@ -3,9 +3,9 @@
 
 Refresh them after an intended change (then review the diff):
 
-    .venv/bin/python -m tests.golden
+    .venv/bin/python -m tests.support.golden
 
-tests/test_gpu_bootstrap.py fails on any difference between these files and the renderer's output.
+tests/nodes/test_gpu_bootstrap.py fails on any difference between these files and the renderer's output.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from components.settings import load_settings
 from offline.config_files import read_stack_config, stacks_in
 from tests.conftest import PROJECT_DIR
 
-GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
+GOLDEN_DIR = PROJECT_DIR / "tests" / "golden"
 GOLDEN_GLOB = "userdata-*.mime"
 
 

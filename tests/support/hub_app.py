@@ -7,7 +7,7 @@ The hub container runs `jupyterhub --config /usr/local/etc/jupyterhub/jupyterhub
 `hub.config.*` secrets (`templates/hub/secret.yaml`), `config/<name>` (the ConfigMap's name templates,
 `templates/_helpers-names.tpl`), and the Services' `*_SERVICE_PORT` environment variables.
 
-`hub_tree` writes that layout into a scratch folder. `main` (run as `python -m tests.hub_app ROOT` in a fresh
+`hub_tree` writes that layout into a scratch folder. `main` (run as `python -m tests.support.hub_app ROOT` in a fresh
 interpreter, so every cache and singleton is new) roots z2jh's fixed paths at ROOT: z2jh is loaded from the shared
 folder unchanged, and only its module-level names `open` and `os` are given versions that map
 /usr/local/etc/jupyterhub to ROOT. Then the real `JupyterHub.initialize` runs (config file, database, proxy

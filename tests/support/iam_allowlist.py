@@ -4,7 +4,7 @@ The scope is a statement's Sid (the same Sid in every stack), or `role:<logical 
 that only appears when all customer-managed policies attached to one role are analyzed together.
 Statements without a Sid are keyed `<logical resource name>.<input>[<index>]`.
 
-Every entry says why the finding is right for this program. `tests/test_security_linters.py` fails
+Every entry says why the finding is right for this program. `tests/policy/test_security_linters.py` fails
 on a finding missing here and on an entry that no longer matches any finding (stale).
 """
 

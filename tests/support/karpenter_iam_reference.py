@@ -9,8 +9,8 @@ KarpenterInterruptionQueue.Arn. Differences from the CloudFormation, all present
   so both sides are normalized to sorted lists before comparing;
 - our policy names are f"{cluster}-karpenter-<purpose>" (CFN: KarpenterController<Name>Policy-${C}).
 
-Used by tests/test_karpenter_iam.py (the renderers karpenter_iam and karpenter_interruption) and
-tests/test_karpenter_plan.py (the synthesized plan).
+Used by tests/karpenter/test_karpenter_iam.py (the renderers karpenter_iam and karpenter_interruption) and
+tests/karpenter/test_karpenter_plan.py (the synthesized plan).
 """
 
 from __future__ import annotations

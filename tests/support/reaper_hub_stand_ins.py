@@ -1,10 +1,10 @@
-"""Stand-ins a real JupyterHub 5.5.0 loads in the reaper's end-to-end test (tests/test_gpu_reaper_hub.py).
+"""Stand-ins a real JupyterHub 5.5.0 loads in the reaper's end-to-end test (tests/gpu_reaper/test_gpu_reaper_hub.py).
 
 - `RoutingProxy`: a JupyterHub `Proxy` (jupyterhub/proxy.py: `add_route`, `delete_route`, `get_all_routes`)
   that keeps its routes in memory and forwards HTTP by the longest matching route, inside the hub's own event
   loop: no configurable-http-proxy, so no npm.
 - `StandInSpawner`: LocalProcessSpawner without the switch to a system user, starting `serve_stand_in`.
-- `serve_stand_in` (run as `python -m tests.reaper_hub_stand_ins`): a learner's server, reduced to what the
+- `serve_stand_in` (run as `python -m tests.support.reaper_hub_stand_ins`): a learner's server, reduced to what the
   reaper calls: `GET api/kernels` and the Contents API's PUT/DELETE of the notice, each token checked with the
   hub (`GET /hub/api/user`, the server needing the `access:servers` scope as jupyterhub-singleuser does).
 """

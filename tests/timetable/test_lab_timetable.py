@@ -30,8 +30,8 @@ from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.summary import timetabled_pools
 from tests.conftest import PROJECT_DIR
-from tests.crd_validation import validate_custom_resource
-from tests.k8s_validation import pod_can_land_on, tolerates, validate_core_object
+from tests.support.crd_validation import validate_custom_resource
+from tests.support.k8s_validation import pod_can_land_on, tolerates, validate_core_object
 
 STAGING = dict(read_stack_config(PROJECT_DIR, "staging").values)
 UTC = ZoneInfo("UTC")
