@@ -27,16 +27,13 @@ from offline.plan import Plan
 from offline.project_copy import copy_program
 from offline.runner import install_mocks
 from tests.conftest import PROJECT_DIR, STACKS, SynthRun, synthesize
+from tests.support.settings import settings_for
 
 ENTRY = "aws:eks/accessEntry:AccessEntry"
 ASSOCIATION = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
 ADMIN = "arn:aws:iam::111122223333:role/platform-admin"
 PREVIEW = "arn:aws:iam::111122223333:role/github-actions-preview"
 INSTRUCTORS = "arn:aws:iam::111122223333:role/learning-lab-instructors"
-
-
-def _settings(stack: str) -> StackSettings:
-    return load_settings(read_stack_config(PROJECT_DIR, stack).values)
 
 
 def _entries(plan: Plan) -> dict[str, dict[str, Any]]:
@@ -53,7 +50,7 @@ def _associations(plan: Plan, principal: str) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_viewer_gets_an_entry_with_cluster_wide_view(plans: dict[str, Plan], stack: str) -> None:
-    viewers = _settings(stack).cluster.viewer_principal_arns
+    viewers = settings_for(stack).cluster.viewer_principal_arns
     assert viewers and viewers[0].endswith(":role/github-actions-preview")
     entries = _entries(plans[stack])
     for viewer in viewers:
@@ -67,7 +64,7 @@ def test_every_viewer_gets_an_entry_with_cluster_wide_view(plans: dict[str, Plan
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_one_entry_per_principal_except_the_creator(plans: dict[str, Plan], stack: str) -> None:
-    settings = _settings(stack)
+    settings = settings_for(stack)
     listed = {
         *settings.cluster.admin_principal_arns,
         *settings.cluster.viewer_principal_arns,
@@ -145,7 +142,7 @@ def _record(settings: StackSettings) -> list[Registration]:
 
 
 def test_associations_replace_delete_first_and_entries_alias_their_former_urns() -> None:
-    registrations = _record(_settings("prod"))
+    registrations = _record(settings_for("prod"))
     associations = [r for r in registrations if r.type == ASSOCIATION]
     assert associations and all(r.delete_before_replace for r in associations)
     entries = {r.inputs["principalArn"]: r for r in registrations if r.type == ENTRY}

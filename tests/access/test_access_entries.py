@@ -25,6 +25,7 @@ from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.runner import install_mocks
 from tests.conftest import PROJECT_DIR, SynthRun, run_program, synth_in_process
+from tests.support.settings import settings_for
 
 DEPLOYER = "arn:aws:iam::444455556666:role/ci/github-actions-deploy"
 ADMINS = [
@@ -126,7 +127,7 @@ def test_synth_exits_2_when_prod_lists_its_deployer_as_admin(project_copy: Path,
 
 
 def test_prod_gives_its_deployer_no_explicit_entry(prod_plan: Plan) -> None:
-    settings = load_settings(read_stack_config(PROJECT_DIR, "prod").values)
+    settings = settings_for("prod")
     deployer = settings.cluster.deployer_principal_arn
     assert deployer is not None and deployer.endswith(":role/github-actions-deploy")
     assert deployer not in [entry["inputs"]["principalArn"] for entry in prod_plan.of_type(ENTRY)]

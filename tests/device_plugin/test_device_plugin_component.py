@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
@@ -17,11 +15,10 @@ from components.renderers.labs.demo_manifests import (
     demo_network_policy,
     place_demo_deployment,
 )
-from components.settings import StackSettings, load_settings
-from offline.config_files import read_stack_config
+from components.settings import StackSettings
 from offline.mocks import Registration
 from offline.runner import install_mocks
-from tests.conftest import PROJECT_DIR
+from tests.support.settings import settings_for
 
 PLUGIN_TYPE = "gpu-platform:gpu:DevicePlugin"
 DEMO_TYPE = "gpu-platform:demo:DemoWorkload"
@@ -30,20 +27,6 @@ DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
-
-
-def mixed_settings() -> StackSettings:
-    """Staging with its Karpenter pool switched to MPS and the managed group (time-slicing-3) on: two profiles,
-    one of them with a control daemon."""
-    config = read_stack_config(PROJECT_DIR, "staging")
-    values = dict(config.values)
-    values["gpu-platform:gpuNodeGroup"] = json.dumps(
-        {**json.loads(values["gpu-platform:gpuNodeGroup"]), "enabled": True}
-    )
-    karpenter = json.loads(values["gpu-platform:karpenter"])
-    karpenter["nodePools"][0]["gpuSharing"] = {"strategy": "mps", "replicas": 4}
-    values["gpu-platform:karpenter"] = json.dumps(karpenter)
-    return load_settings(values)
 
 
 def record(settings: StackSettings, *, in_lab: bool = False) -> list[Registration]:
@@ -64,7 +47,11 @@ def record(settings: StackSettings, *, in_lab: bool = False) -> list[Registratio
 
 @pytest.fixture(scope="module")
 def settings() -> StackSettings:
-    return mixed_settings()
+    """Staging with its Karpenter pool switched to MPS and the managed group (time-slicing-3) on: two profiles,
+    one of them with a control daemon."""
+    return settings_for(
+        "staging", merge={"gpuNodeGroup": {"enabled": True}}, pool={"gpuSharing": {"strategy": "mps", "replicas": 4}}
+    )
 
 
 @pytest.fixture(scope="module")

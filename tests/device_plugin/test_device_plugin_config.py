@@ -23,21 +23,16 @@ from components.renderers.device_plugin.device_plugin_config import (
     plugin_config_for,
     render_config,
 )
-from components.settings import MPS_MAX_REPLICAS, GpuSharingSettings, StackSettings, load_settings
-from offline.config_files import read_stack_config
-from tests.conftest import PROJECT_DIR
+from components.settings import MPS_MAX_REPLICAS, GpuSharingSettings
+from tests.support.settings import settings_for
 
 YAMLLINT_CONFIG = YamlLintConfig(file=str(Path(__file__).with_name("yamllint-device-plugin.yaml")))
 GPU_UUID = "GPU-b1028956-cfa2-0990-bf4a-5da9abb51763"
 
 
-def stack_settings(stack: str) -> StackSettings:
-    return load_settings(read_stack_config(PROJECT_DIR, stack).values)
-
-
 def all_sharing_variants() -> list[GpuSharingSettings]:
     """Every profile the stacks use, plus MPS, exclusive and lenient variants."""
-    used = [s for stack in ("staging", "prod") for s in stack_settings(stack).sharing_profiles]
+    used = [s for stack in ("staging", "prod") for s in settings_for(stack).sharing_profiles]
     extra = [
         GpuSharingSettings(strategy="mps", replicas=4),
         GpuSharingSettings(strategy="mps", replicas=MPS_MAX_REPLICAS, fail_requests_greater_than_one=False),
@@ -94,7 +89,7 @@ def test_rendered_config_says_what_the_settings_say(sharing: GpuSharingSettings)
 
 
 def test_staging_shares_each_gpu_three_ways() -> None:
-    settings = stack_settings("staging")
+    settings = settings_for("staging")
     config = plugin_config_for(settings.sharing_for(None))
     assert config.strategy == "time-slicing"
     assert config.sharing is not None and config.sharing.time_slicing is not None

@@ -29,9 +29,7 @@ from components.renderers.device_plugin.device_plugin_manifests import (
     required_capabilities,
 )
 from components.renderers.manifest_helpers import CHECKOV_SKIP_ANNOTATION_PREFIX
-from components.settings import GpuSharingSettings, NodePoolSettings, StackSettings, load_settings
-from offline.config_files import read_stack_config
-from tests.conftest import PROJECT_DIR
+from components.settings import GpuSharingSettings, NodePoolSettings
 from tests.support.checkov_allowlist import SKIPPABLE_CHECKS
 from tests.support.k8s_validation import (
     SchemaNotFoundError,
@@ -46,13 +44,9 @@ from tests.support.k8s_validation import (
     validate_core_object,
 )
 from tests.support.pins import PINNED_PLUGIN_IMAGE
+from tests.support.settings import settings_for
 
-
-def stack_settings(stack: str) -> StackSettings:
-    return load_settings(read_stack_config(PROJECT_DIR, stack).values)
-
-
-STACKS = {stack: stack_settings(stack) for stack in ("staging", "prod")}
+STACKS = {stack: settings_for(stack) for stack in ("staging", "prod")}
 SHARINGS = [
     *{s.profile: s for settings in STACKS.values() for s in settings.sharing_profiles}.values(),
     GpuSharingSettings(strategy="mps", replicas=4),

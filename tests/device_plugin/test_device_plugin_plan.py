@@ -13,8 +13,9 @@ from components.renderers.device_plugin.device_plugin_manifests import CHECKSUM_
 from components.renderers.labs.lab_manifests import LAB_LABEL_KEY
 from components.renderers.manifest_helpers import config_checksum
 from components.renderers.observability import dcgm_exporter_manifests
-from components.settings import StackSettings, load_settings
+from components.settings import StackSettings
 from offline.plan import Plan
+from tests.conftest import STACKS
 from tests.support.k8s_validation import (
     deny_all_problems,
     pod_can_land_on,
@@ -25,6 +26,7 @@ from tests.support.k8s_validation import (
     validate_core_object,
 )
 from tests.support.pins import PINNED_PLUGIN_IMAGE
+from tests.support.settings import settings_for
 
 PLUGIN_TYPE = "gpu-platform:gpu:DevicePlugin"
 DEMO_TYPE = "gpu-platform:demo:DemoWorkload"
@@ -34,8 +36,8 @@ EKS_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_N
 
 
 @pytest.fixture(scope="module")
-def settings(stack_configs: dict[str, dict[str, str]]) -> dict[str, StackSettings]:
-    return {stack: load_settings(values) for stack, values in stack_configs.items()}
+def settings() -> dict[str, StackSettings]:
+    return {stack: settings_for(stack) for stack in STACKS}
 
 
 def plugin_daemon_sets(plan: Plan) -> list[dict[str, Any]]:
@@ -130,14 +132,12 @@ def test_each_daemon_set_depends_on_its_config_map(stack: str, plans: dict[str, 
 
 
 @pytest.mark.parametrize("stack", ["staging", "prod"])
-def test_every_gpu_node_runs_exactly_one_plugin_and_system_nodes_none(
-    stack: str, plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]]
-) -> None:
+def test_every_gpu_node_runs_exactly_one_plugin_and_system_nodes_none(stack: str, plans: dict[str, Plan]) -> None:
     """Placement against the labels and taints the plan really puts on nodes (node group and NodePools)."""
     plan = plans[stack]
     daemon_sets = plugin_daemon_sets(plan)
     sources = gpu_node_sources(plan)
-    managed_group = load_settings(stack_configs[stack]).gpu_node_group.enabled
+    managed_group = settings_for(stack).gpu_node_group.enabled
     assert any(s.startswith("managed") for s in sources) == managed_group
     assert any(s.startswith("NodePool") for s in sources)
     for source, (labels, taints) in sources.items():

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from components.facts import gpu_catalog, instance_prices
-from components.settings import load_settings
-from offline.config_files import read_stack_config
-from tests.conftest import PROJECT_DIR, STACKS
+from tests.conftest import STACKS
+from tests.support.settings import settings_for
 
 # The CPU user pool's families and sizes (m6i/m7i, large..2xlarge) and g6f for GPU isolation, written by hand.
 CPU_POOL_TYPES = [f"{family}.{size}" for family in ("m6i", "m7i") for size in ("large", "xlarge", "2xlarge")]
@@ -17,7 +16,7 @@ G6F_TYPES = ["g6f.large", "g6f.xlarge", "g6f.2xlarge", "g6f.4xlarge"]
 def _launchable() -> set[str]:
     types = set(gpu_catalog.GPU_INSTANCE_TYPES) | set(CPU_POOL_TYPES) | set(G6F_TYPES)
     for stack in STACKS:
-        settings = load_settings(read_stack_config(PROJECT_DIR, stack).values)
+        settings = settings_for(stack)
         types |= set(settings.system_nodes.instance_types) | set(settings.gpu_instance_types)
     return types
 
@@ -32,7 +31,7 @@ def test_every_launchable_type_has_a_price_or_says_not_offered(region: str) -> N
 
 def test_the_stacks_regions_are_covered_and_their_pools_types_offered() -> None:
     for stack in STACKS:
-        settings = load_settings(read_stack_config(PROJECT_DIR, stack).values)
+        settings = settings_for(stack)
         assert settings.region in instance_prices.REGIONS
         for instance_type in (*settings.gpu_instance_types, *settings.system_nodes.instance_types):
             assert instance_prices.hourly(settings.region, instance_type) > 0

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from components.facts.placeholders import EXAMPLE_ACCOUNT_IDS, placeholder_values, placeholders_in
-from components.settings import load_settings
 from offline.plan import Plan
 from offline.project_copy import copy_program
 from offline.summary import placeholder_keys, render_summary
 from tests.conftest import PROJECT_DIR, STACKS, synth_in_process
+from tests.support.settings import settings_for
 
 RULE = "no-documentation-placeholders"
 
@@ -101,10 +101,8 @@ SHIPPED_PLACEHOLDER_KEYS = {
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_synth_summary_names_every_placeholder_key(
-    plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]], stack: str
-) -> None:
-    settings = load_settings(stack_configs[stack])
+def test_synth_summary_names_every_placeholder_key(plans: dict[str, Plan], stack: str) -> None:
+    settings = settings_for(stack)
     assert {key for key, _ in placeholder_keys(settings)} == SHIPPED_PLACEHOLDER_KEYS[stack]
     summary = render_summary(settings, plans[stack], stack, Path("out"))
     block = summary.split("Replace before a real deploy", 1)[1]
@@ -124,16 +122,14 @@ def _policy_check(plan_dir: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_policy_check_rejects_the_shipped_plans(
-    plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]], stack: str, tmp_path: Path
-) -> None:
+def test_policy_check_rejects_the_shipped_plans(plans: dict[str, Plan], stack: str, tmp_path: Path) -> None:
     plans[stack].write(tmp_path)
     result = _policy_check(tmp_path)
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
-    cluster = load_settings(stack_configs[stack]).cluster
+    cluster = settings_for(stack).cluster
     # What reaches resources: the explicit admin entries and the public endpoint CIDRs.
-    observability = load_settings(stack_configs[stack]).observability
+    observability = settings_for(stack).observability
     offending = {
         *(cidr for cidr in cluster.public_access_cidrs),
         *(account for arn in cluster.admin_principal_arns for account in placeholders_in(arn)),

@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from components.renderers.access.access_entries import access_matrix
-from components.settings import load_settings
 from offline.config_files import read_stack_config
 from tests.conftest import PROJECT_DIR, STACKS
+from tests.support.settings import settings_for
 
 WORKFLOWS_DIR = PROJECT_DIR / ".github" / "workflows"
 WORKFLOWS = sorted(WORKFLOWS_DIR.glob("*.yml"))
@@ -286,7 +286,7 @@ def assumed_roles(workflow: dict[str, Any]) -> list[AssumedRole]:
 def test_every_assumed_role_has_the_access_its_pulumi_step_needs(
     workflows: dict[str, dict[str, Any]], stack: str
 ) -> None:
-    settings = load_settings(read_stack_config(PROJECT_DIR, stack).values)
+    settings = settings_for(stack)
     matrix = access_matrix(settings.cluster, settings.labs)
     checked = []
     for workflow in workflows.values():

@@ -46,7 +46,7 @@ from components.renderers.hub import (
 from components.renderers.karpenter import cpu_user_pool_manifests
 from components.renderers.labs.gpu_admission_policy import admission_objects, admission_policy
 from components.renderers.labs.lab_manifests import CONTAINER_DEFAULT_REQUESTS, lab_objects, lab_resource_quota
-from components.settings import LabSettings, StackSettings, load_settings
+from components.settings import LabSettings, StackSettings
 from offline.plan import Plan
 from tests.conftest import STACKS, shared_path
 from tests.support import apiserver_model
@@ -54,6 +54,7 @@ from tests.support.hub_app import OIDC_AUTH
 from tests.support.k8s_validation import pod_can_land_on, tolerates, validate_core_object
 from tests.support.kubespawner_pods import helm_merge, spawned_pod, without_nulls
 from tests.support.pod_security import restricted_problems
+from tests.support.settings import settings_for
 
 CHART_DIR = ("schemas", "jupyterhub", "4.4.0")
 DIGEST = "sha256:" + "0" * 64
@@ -73,8 +74,8 @@ def values_schema() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def settings(stack_configs: dict[str, dict[str, str]]) -> dict[str, StackSettings]:
-    return {stack: load_settings(config) for stack, config in stack_configs.items()}
+def settings() -> dict[str, StackSettings]:
+    return {stack: settings_for(stack) for stack in STACKS}
 
 
 def hub_labs(settings: StackSettings) -> list[LabSettings]:

@@ -21,15 +21,15 @@ from components.facts.constants import CLOUDWATCH_AGENT_NAMESPACE, DCGM_EXPORTER
 from components.hub import gpu_idle_for, profile_pools, reaper_values
 from components.renderers.hub import hub_gpu_idle, hub_gpu_idle_metrics, hub_namespace, hub_storage, hub_values
 from components.renderers.labs.gpu_admission_policy import admission_objects, admission_policy
-from components.settings import HubGpuIdleSettings, LabSettings, SettingsError, StackSettings, load_settings
+from components.settings import HubGpuIdleSettings, LabSettings, SettingsError, StackSettings
 from gpu_reaper import classify, kube, service
-from offline.config_files import read_stack_config
 from offline.plan import Plan
-from tests.conftest import PROJECT_DIR, shared_path
+from tests.conftest import STACKS, shared_path
 from tests.support import apiserver_model
 from tests.support.k8s_validation import validate_core_object
 from tests.support.kubespawner_pods import helm_merge, without_nulls
 from tests.support.pod_security import restricted_problems
+from tests.support.settings import settings_for
 
 CHART_DIR = ("schemas", "jupyterhub", "4.4.0")
 
@@ -42,8 +42,8 @@ def _chart(name: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def settings(stack_configs: dict[str, dict[str, str]]) -> dict[str, StackSettings]:
-    return {stack: load_settings(config) for stack, config in stack_configs.items()}
+def settings() -> dict[str, StackSettings]:
+    return {stack: settings_for(stack) for stack in STACKS}
 
 
 def hubs(settings: dict[str, StackSettings]) -> list[tuple[str, StackSettings, LabSettings]]:
@@ -231,7 +231,7 @@ def test_the_service_starts_from_the_settings_file_the_chart_ships(
 
 def test_plans_give_each_hub_its_metrics_role_rbac_and_policy(plans: dict[str, Plan]) -> None:
     for stack, plan in plans.items():
-        settings = load_settings(read_stack_config(PROJECT_DIR, stack).values)
+        settings = settings_for(stack)
         for lab in settings.labs:
             if lab.hub is None:
                 continue

@@ -22,6 +22,7 @@ from offline.plan import Plan
 from tests.conftest import PROJECT_DIR, STACKS
 from tests.support.netpol_model import Destination, egress_allowed, ingress_allowed
 from tests.support.rbac_model import RBAC_KINDS, Rbac, Request
+from tests.support.settings import settings_for
 
 STAGING = read_stack_config(PROJECT_DIR, "staging")
 NOTEBOOK = {"app": "jupyterhub", **hn.NOTEBOOK_POD}
@@ -135,7 +136,7 @@ def test_notebooks_mount_a_singleuser_secret_in_their_own_namespace(plans: dict[
             lab,
             hn.NOTEBOOK_FILES_SECRET,
         ) in secrets  # its data is redacted in the plan: the renderer's is compared
-        settings = load_settings(read_stack_config(PROJECT_DIR, stack).values)
+        settings = settings_for(stack)
         secret = hn.singleuser_secret(next(x for x in settings.labs if x.name == lab))
         pods = [pod for name, pod in plan.manifests.items() if name.startswith(f"pod-{lab}-notebook-")]
         assert pods and all(pod["metadata"]["namespace"] == lab for pod in pods)

@@ -12,11 +12,12 @@ import yaml
 from components.facts.constants import GPU_TAINT, USER_NODE_LABEL_KEY, USER_NODE_LABEL_VALUE, USER_TAINT
 from components.renderers.hub import hub_profiles
 from components.renderers.karpenter import cpu_user_pool_manifests
-from components.settings import CpuUserPoolSettings, load_settings
+from components.settings import CpuUserPoolSettings
 from offline.plan import Plan
 from tests.conftest import STACKS, shared_path
 from tests.support.crd_validation import validate_custom_resource
 from tests.support.k8s_validation import pod_can_land_on, tolerates
+from tests.support.settings import settings_for
 
 ROLE = "cluster-karpenter-node"
 POOLS = [
@@ -74,11 +75,9 @@ def test_only_the_cpu_profile_lands_on_the_pool() -> None:
     assert not pod_can_land_on(spec, {"gpu-platform.io/node-role": "system"})
 
 
-def test_both_plans_hold_the_pool_and_the_hubs_stay_on_system_nodes(
-    plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]]
-) -> None:
+def test_both_plans_hold_the_pool_and_the_hubs_stay_on_system_nodes(plans: dict[str, Plan]) -> None:
     for stack in STACKS:
-        settings = load_settings(stack_configs[stack])
+        settings = settings_for(stack)
         assert settings.cpu_user_pool_enabled
         name = settings.karpenter.cpu_user_pool.name
         (node_pool,) = [p for p in plans[stack].objects("NodePool") if p["metadata"]["name"] == name]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import email
 import email.policy
-import json
 from typing import Any
 
 import pytest
@@ -22,25 +21,12 @@ from components.facts.constants import (
 from components.karpenter import controller_inputs, gpu_node_pool, node_class_basis
 from components.renderers.karpenter import karpenter_manifests, karpenter_values
 from components.renderers.nodes.gpu_bootstrap import render_gpu_user_data
-from components.settings import StackSettings, load_settings
-from offline.config_files import read_stack_config
-from tests.conftest import PROJECT_DIR, STACKS
+from components.settings import StackSettings
+from tests.conftest import STACKS
 from tests.support.crd_validation import validate_custom_resource
+from tests.support.settings import settings_for
 
 NODE_ROLE = "lab-karpenter-node"
-
-
-def stack_settings(stack: str, **overrides: Any) -> StackSettings:
-    """A stack's settings with some `gpu-platform:<key>` values replaced (validated like the real config)."""
-    values = dict(read_stack_config(PROJECT_DIR, stack).values)
-    values.update({f"gpu-platform:{key}": json.dumps(value) for key, value in overrides.items()})
-    if "karpenter" in overrides and "labs" not in overrides:
-        # The labs' sessions and hub name the stack's own pools, which the override replaces.
-        labs = json.loads(values["gpu-platform:labs"])
-        values["gpu-platform:labs"] = json.dumps(
-            [{k: v for k, v in lab.items() if k not in ("sessions", "hub")} for lab in labs]
-        )
-    return load_settings(values)
 
 
 def rendered_objects(settings: StackSettings) -> list[dict[str, Any]]:
@@ -65,7 +51,7 @@ def pool_config(**fields: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_rendered_objects_validate_against_the_crds(stack: str) -> None:
-    objects = rendered_objects(stack_settings(stack))
+    objects = rendered_objects(settings_for(stack))
     assert {obj["kind"] for obj in objects} == {"NodePool", "EC2NodeClass", "NodeOverlay"}
     assert {obj["metadata"]["name"]: validate_custom_resource(obj) for obj in objects} == {
         obj["metadata"]["name"]: [] for obj in objects
@@ -73,7 +59,7 @@ def test_rendered_objects_validate_against_the_crds(stack: str) -> None:
 
 
 def test_exclusive_and_instance_type_pools_validate_too() -> None:
-    settings = stack_settings(
+    settings = settings_for(
         "staging",
         karpenter=pool_config(
             instanceTypes=["g5.xlarge", "g5.48xlarge"], capacityTypes=["spot", "on-demand"], allowMixedGpuCounts=True
@@ -90,7 +76,7 @@ def test_exclusive_and_instance_type_pools_validate_too() -> None:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_node_pool_carries_the_shared_gpu_label_and_taint(stack: str) -> None:
-    settings = stack_settings(stack)
+    settings = settings_for(stack)
     for pool in settings.karpenter.node_pools:
         template = gpu_node_pool(settings, pool)["spec"]["template"]
         assert template["metadata"]["labels"] == gpu_node_labels(settings.sharing_for(pool).profile)
@@ -108,7 +94,7 @@ def _requirements(node_pool: dict[str, Any]) -> dict[str, tuple[str, list[str]]]
 
 
 def test_node_pool_requirements_and_disruption_follow_settings() -> None:
-    settings = stack_settings("staging")
+    settings = settings_for("staging")
     (pool,) = settings.karpenter.node_pools
     node_pool = gpu_node_pool(settings, pool)
     # Expected values as Pulumi.staging.yaml's g4-nodepool states them (architectures are the settings default),
@@ -133,9 +119,7 @@ def test_node_pool_requirements_and_disruption_follow_settings() -> None:
 
 def test_family_pools_select_by_instance_family() -> None:
     # (A whole family mixes GPU counts: only with the opt-in. Prod's pools now list 1-GPU types.)
-    settings = stack_settings(
-        "staging", karpenter=pool_config(instanceFamilies=["g5", "g4dn"], allowMixedGpuCounts=True)
-    )
+    settings = settings_for("staging", karpenter=pool_config(instanceFamilies=["g5", "g4dn"], allowMixedGpuCounts=True))
     (pool,) = settings.karpenter.node_pools
     requirements = _requirements(gpu_node_pool(settings, pool))
     assert requirements["karpenter.k8s.aws/instance-family"] == ("In", ["g4dn", "g5"])
@@ -143,7 +127,7 @@ def test_family_pools_select_by_instance_family() -> None:
 
 
 def test_prod_pools_select_their_1_gpu_types() -> None:
-    settings = stack_settings("prod")
+    settings = settings_for("prod")
     for pool in settings.karpenter.node_pools:
         requirements = _requirements(gpu_node_pool(settings, pool))
         assert requirements["node.kubernetes.io/instance-type"] == ("In", sorted(pool.instance_types))
@@ -151,7 +135,7 @@ def test_prod_pools_select_their_1_gpu_types() -> None:
 
 
 def test_scheduled_budgets_keep_schedule_and_duration() -> None:
-    settings = stack_settings("prod")
+    settings = settings_for("prod")
     pool = next(p for p in settings.karpenter.node_pools if len(p.disruption_budgets) > 1)
     budgets = gpu_node_pool(settings, pool)["spec"]["disruption"]["budgets"]
     # Pulumi.prod.yaml's t4-shared budgets, as written there, then vision-lab's 09:00 Pacific session window
@@ -166,7 +150,7 @@ def test_scheduled_budgets_keep_schedule_and_duration() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_gpu_limit_counts_physical_gpus_in_shared_units(stack: str) -> None:
     """A sharing node advertises GPUs x replicas, so gpuLimit physical GPUs = gpuLimit x replicas units."""
-    settings = stack_settings(stack)
+    settings = settings_for(stack)
     for pool in settings.karpenter.node_pools:
         limits = gpu_node_pool(settings, pool)["spec"]["limits"]
         assert limits == {
@@ -181,7 +165,7 @@ def test_gpu_limit_counts_physical_gpus_in_shared_units(stack: str) -> None:
 @pytest.mark.parametrize("replicas", [2, 3, 4, 7])
 def test_overlay_capacity_is_gpus_times_replicas_for_1_4_and_8_gpu_types(replicas: int) -> None:
     instance_types = ["g6.xlarge", "g6.12xlarge", "g6.48xlarge"]
-    settings = stack_settings(
+    settings = settings_for(
         "staging",
         karpenter=pool_config(instanceTypes=instance_types, allowMixedGpuCounts=True),
         gpuSharing={"strategy": "time-slicing", "replicas": replicas},
@@ -205,7 +189,7 @@ def test_overlay_capacity_is_gpus_times_replicas_for_1_4_and_8_gpu_types(replica
 
 
 def test_one_overlay_per_distinct_gpu_count_with_unique_names() -> None:
-    settings = stack_settings("prod")
+    settings = settings_for("prod")
     names = []
     for pool in settings.karpenter.node_pools:
         overlays = karpenter_manifests.node_overlays(pool, settings.sharing_for(pool))
@@ -220,7 +204,7 @@ def test_one_overlay_per_distinct_gpu_count_with_unique_names() -> None:
 
 def test_pool_override_replicas_are_the_ones_used() -> None:
     """prod's a10g pool overrides the stack sharing: its overlays use its own replicas (one source)."""
-    settings = stack_settings("prod")
+    settings = settings_for("prod")
     pool = next(p for p in settings.karpenter.node_pools if p.gpu_sharing is not None)
     assert pool.gpu_sharing is not None and pool.gpu_sharing.replicas != settings.gpu_sharing.replicas
     capacities = [
@@ -231,7 +215,7 @@ def test_pool_override_replicas_are_the_ones_used() -> None:
 
 
 def test_no_overlays_and_no_feature_gate_without_sharing() -> None:
-    settings = stack_settings(
+    settings = settings_for(
         "staging",
         karpenter=pool_config(instanceFamilies=["g5"], allowMixedGpuCounts=True),
         gpuSharing={"strategy": "none", "replicas": 1},
@@ -249,7 +233,7 @@ def test_no_overlays_and_no_feature_gate_without_sharing() -> None:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_node_class_launches_pinned_al2023_with_imdsv2_and_encrypted_root(stack: str) -> None:
-    settings = stack_settings(stack)
+    settings = settings_for(stack)
     volume = settings.gpu_nodes.root_volume
     for pool in settings.karpenter.node_pools:
         node_class = karpenter_manifests.node_class(
@@ -285,7 +269,7 @@ def test_node_class_launches_pinned_al2023_with_imdsv2_and_encrypted_root(stack:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_node_class_user_data_is_the_shared_gpu_bootstrap(stack: str) -> None:
-    settings = stack_settings(stack)
+    settings = settings_for(stack)
     for pool in settings.karpenter.node_pools:
         labels = gpu_node_labels(settings.sharing_for(pool).profile)
         user_data = karpenter_manifests.node_class(
@@ -309,7 +293,7 @@ def test_node_class_drops_tags_karpenter_owns() -> None:
         "karpenter.k8s.aws/ec2nodeclass": "n",
         "Name": "gpu-node",
     }
-    settings = stack_settings("staging", tags=tags)
+    settings = settings_for("staging", tags=tags)
     (pool,) = settings.karpenter.node_pools
     node_class = karpenter_manifests.node_class(
         pool, settings.sharing_for(pool), node_class_basis(settings), node_role_name=NODE_ROLE
@@ -323,7 +307,7 @@ def test_node_class_drops_tags_karpenter_owns() -> None:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_helm_values_wire_the_cluster_and_keep_the_controller_on_system_nodes(stack: str) -> None:
-    settings = stack_settings(stack)
+    settings = settings_for(stack)
     values = karpenter_values.helm_values(
         controller_inputs(settings), cluster_endpoint="https://api.example", interruption_queue=settings.cluster_name
     )

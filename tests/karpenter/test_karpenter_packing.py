@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,29 +9,10 @@ import pytest
 
 from components.facts import gpu_catalog
 from components.renderers.karpenter import karpenter_packing as packing
-from components.settings import SettingsError, StackSettings, capacity, load_settings
-from offline.config_files import read_stack_config
+from components.settings import SettingsError, StackSettings, capacity
 from offline.plan import Plan
 from offline.summary import render_summary
-from tests.conftest import PROJECT_DIR
-
-DELETE = object()
-
-
-def stack_settings(stack: str, **overrides: Any) -> StackSettings:
-    values = dict(read_stack_config(PROJECT_DIR, stack).values)
-    values.update({f"gpu-platform:{key}": json.dumps(value) for key, value in overrides.items()})
-    return load_settings(values)
-
-
-def staging_with_pool(**pool: Any) -> StackSettings:
-    values = dict(read_stack_config(PROJECT_DIR, "staging").values)
-    karpenter = json.loads(values["gpu-platform:karpenter"])
-    karpenter["nodePools"][0].update({k: v for k, v in pool.items() if v is not DELETE})
-    for key in [k for k, v in pool.items() if v is DELETE]:
-        del karpenter["nodePools"][0][key]
-    values["gpu-platform:karpenter"] = json.dumps(karpenter)
-    return load_settings(values)
+from tests.support.settings import DELETE, settings_for
 
 
 def _first_batch_rows(settings: StackSettings) -> list[packing.FirstBatchRow]:
@@ -41,7 +21,7 @@ def _first_batch_rows(settings: StackSettings) -> list[packing.FirstBatchRow]:
 
 
 def test_staging_first_batch_gets_one_g4dn_xlarge_per_three_slots() -> None:
-    settings = stack_settings("staging")
+    settings = settings_for("staging")
     (row,) = _first_batch_rows(settings)
     # Pulumi.staging.yaml: demo.replicas 3 (managed group off), warmGpuSlots 3, time-slicing x3 on 1-GPU types.
     assert (row.pool, row.demo_slots, row.warm_slots) == ("g4-nodepool", 3, 3)
@@ -52,8 +32,8 @@ def test_staging_first_batch_gets_one_g4dn_xlarge_per_three_slots() -> None:
 def test_a_pool_mixing_1_and_4_gpu_types_buys_the_4_gpu_node_for_six_slots() -> None:
     # The staging pool as it was (now only with the opt-in): the 6 slots stay on one NodeClaim, whose only
     # remaining type is 4 GPUs.
-    settings = staging_with_pool(
-        instanceTypes=["g4dn.xlarge", "g4dn.2xlarge", "g4dn.12xlarge"], allowMixedGpuCounts=True
+    settings = settings_for(
+        "staging", pool={"instanceTypes": ["g4dn.xlarge", "g4dn.2xlarge", "g4dn.12xlarge"], "allowMixedGpuCounts": True}
     )
     (row,) = _first_batch_rows(settings)
     assert [(node.instance_type, node.slots, node.options) for node in row.nodes] == [
@@ -83,7 +63,7 @@ def test_a_pod_no_type_holds_is_an_error() -> None:
 
 def test_prod_pools_hold_one_gpu_count_each() -> None:
     # Prod's pools were instanceFamilies [g4dn] and [g5] (1-, 4- and 8-GPU types): now 1-GPU types only.
-    settings = stack_settings("prod")
+    settings = settings_for("prod")
     assert packing.mixed_gpu_count_warnings(settings.karpenter) == []
     for pool in settings.karpenter.node_pools:
         assert {gpu_catalog.gpu_count(t) for t in pool.selected_instance_types} == {1}, pool.name
@@ -102,7 +82,7 @@ def test_prod_pools_hold_one_gpu_count_each() -> None:
 )
 def test_a_pool_mixing_gpu_counts_is_an_error_at_its_selector(selector: dict[str, Any], key: str, counts: str) -> None:
     with pytest.raises(SettingsError) as caught:
-        staging_with_pool(**selector)
+        settings_for("staging", pool=selector)
     ((path, message),) = caught.value.problems
     assert path == f"gpu-platform:karpenter.nodePools[0].{key}"
     assert counts in message and "allowMixedGpuCounts: true" in message
@@ -110,15 +90,17 @@ def test_a_pool_mixing_gpu_counts_is_an_error_at_its_selector(selector: dict[str
 
 def test_the_opt_in_on_a_pool_of_one_gpu_count_is_an_error() -> None:
     with pytest.raises(SettingsError) as caught:
-        staging_with_pool(allowMixedGpuCounts=True)
+        settings_for("staging", pool={"allowMixedGpuCounts": True})
     assert [path for path, _ in caught.value.problems] == ["gpu-platform:karpenter.nodePools[0].allowMixedGpuCounts"]
 
 
 def test_summary_shows_the_first_batch_and_the_mixed_pool_warning(staging_plan: Plan) -> None:
-    lines = render_summary(stack_settings("staging"), staging_plan, "staging", Path("out")).splitlines()
+    lines = render_summary(settings_for("staging"), staging_plan, "staging", Path("out")).splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("First batch per pool"))
     assert lines[start + 2].split() == ["g4-nodepool", "3", "3", "2", "g4dn.xlarge", "(3),", "g4dn.xlarge", "(3)"]
-    mixed = staging_with_pool(instanceTypes=["g4dn.xlarge", "g4dn.12xlarge"], allowMixedGpuCounts=True)
+    mixed = settings_for(
+        "staging", pool={"instanceTypes": ["g4dn.xlarge", "g4dn.12xlarge"], "allowMixedGpuCounts": True}
+    )
     summary = render_summary(mixed, staging_plan, "staging", Path("out"))
     assert "g4-nodepool                     3          3      1  g4dn.12xlarge (6)" in summary
     assert "WARNING: pool g4-nodepool mixes instance types with 1, 4 GPUs" in summary

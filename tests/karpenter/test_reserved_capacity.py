@@ -4,38 +4,24 @@ and the `reserved` capacity type, valid against the v1.14.1 CRDs (schema and CEL
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 import pytest
 
 from components.karpenter import controller_inputs, gpu_node_pool, node_class_basis
 from components.renderers.karpenter import karpenter_manifests, karpenter_values
-from components.settings import SettingsError, StackSettings, load_settings
-from offline.config_files import read_stack_config
-from tests.conftest import PROJECT_DIR
+from components.settings import SettingsError
 from tests.support.crd_validation import validate_custom_resource
+from tests.support.settings import settings_for
 
-STAGING = dict(read_stack_config(PROJECT_DIR, "staging").values)
 KEY = "gpu-platform:karpenter.nodePools[0].capacityReservations"
 
 
-def with_reservations(terms: Any) -> dict[str, str]:
-    values = dict(STAGING)
-    karpenter = json.loads(values["gpu-platform:karpenter"])
-    karpenter["nodePools"][0]["capacityReservations"] = terms
-    values["gpu-platform:karpenter"] = json.dumps(karpenter)
-    return values
-
-
-def reserved() -> StackSettings:
-    return load_settings(
-        with_reservations([{"id": "cr-0123456789abcdef0"}, {"tags": {"team": "ml-platform", "purpose": "*"}}])
-    )
+RESERVATIONS = [{"id": "cr-0123456789abcdef0"}, {"tags": {"team": "ml-platform", "purpose": "*"}}]
 
 
 def test_reservations_become_selector_terms_and_the_reserved_capacity_type() -> None:
-    settings = reserved()
+    settings = settings_for("staging", pool={"capacityReservations": RESERVATIONS})
     (pool,) = settings.karpenter.node_pools
     node_class = karpenter_manifests.node_class(
         pool, settings.sharing_for(pool), node_class_basis(settings), node_role_name="lab-node"
@@ -58,7 +44,7 @@ def test_reservations_become_selector_terms_and_the_reserved_capacity_type() -> 
 
 
 def test_without_reservations_nothing_changes_and_the_gate_is_off() -> None:
-    settings = load_settings(STAGING)
+    settings = settings_for("staging")
     (pool,) = settings.karpenter.node_pools
     assert (
         "capacityReservationSelectorTerms"
@@ -73,7 +59,7 @@ def test_without_reservations_nothing_changes_and_the_gate_is_off() -> None:
 
 
 def test_the_crd_cel_rules_are_what_the_settings_enforce_earlier() -> None:
-    settings = reserved()
+    settings = settings_for("staging", pool={"capacityReservations": RESERVATIONS})
     node_class = karpenter_manifests.node_class(
         settings.karpenter.node_pools[0],
         settings.sharing_for(settings.karpenter.node_pools[0]),
@@ -104,7 +90,7 @@ def test_the_crd_cel_rules_are_what_the_settings_enforce_earlier() -> None:
 )
 def test_bad_reservations_name_their_key(terms: Any, key: str, words: str) -> None:
     with pytest.raises(SettingsError) as caught:
-        load_settings(with_reservations(terms))
+        settings_for("staging", pool={"capacityReservations": terms})
     found = dict(caught.value.problems)
     assert key in found, found
     assert words in found[key]

@@ -41,8 +41,9 @@ from tests.support.k8s_validation import (
     unmounted_volume_problems,
     validate_core_object,
 )
+from tests.support.settings import settings_for
 
-STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
+STAGING = settings_for("staging")
 # Volume types the `restricted` Pod Security Standard allows.
 # checkov CKV_K8S_40: a UID this high never coincides with a user of the host.
 HIGH_UID = 10000
@@ -208,8 +209,8 @@ def test_staging_demo_in_its_lab_gets_the_labs_network_policies_only(staging_pla
     assert all(p["spec"]["podSelector"] == {} for p in in_namespace)
 
 
-def test_prod_plan_has_no_demo(prod_plan: Plan, stack_configs: dict[str, dict[str, str]]) -> None:
-    demo = load_settings(stack_configs["prod"]).demo
+def test_prod_plan_has_no_demo(prod_plan: Plan) -> None:
+    demo = settings_for("prod").demo
     assert not demo.enabled
     assert prod_plan.objects("Deployment") == []
     assert all(p["metadata"]["namespace"] != demo.namespace for p in prod_plan.objects("NetworkPolicy"))
@@ -218,8 +219,8 @@ def test_prod_plan_has_no_demo(prod_plan: Plan, stack_configs: dict[str, dict[st
 
 
 @pytest.mark.parametrize("stack", ["staging", "prod"])
-def test_demo_setting_decides(stack: str, plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]]) -> None:
-    enabled = load_settings(stack_configs[stack]).demo.enabled
+def test_demo_setting_decides(stack: str, plans: dict[str, Plan]) -> None:
+    enabled = settings_for(stack).demo.enabled
     assert bool(plans[stack].of_type("gpu-platform:demo:DemoWorkload")) is enabled
 
 

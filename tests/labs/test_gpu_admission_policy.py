@@ -32,11 +32,13 @@ from components.renderers.labs.gpu_admission_policy import (
     workload_admission_policy,
 )
 from components.renderers.labs.lab_manifests import lab_limit_range, lab_namespace
-from components.settings import GpuSharingSettings, LabSettings, StackSettings, load_settings
+from components.settings import GpuSharingSettings, LabSettings, StackSettings
 from offline.plan import Plan
+from tests.conftest import STACKS
 from tests.support import apiserver_model
 from tests.support.apiserver_model import Outcome, Request
 from tests.support.k8s_validation import validate_core_object
+from tests.support.settings import settings_for
 
 LAB_SETTINGS = LabSettings(name="vision-lab", gpu_slots=4)
 LAB = lab_namespace(LAB_SETTINGS, "1.35")
@@ -485,8 +487,8 @@ def test_device_plugin_and_mps_daemon_pass_in_their_namespace_and_only_there(str
 
 
 @pytest.fixture(scope="module")
-def settings(stack_configs: dict[str, dict[str, str]]) -> dict[str, StackSettings]:
-    return {stack: load_settings(config) for stack, config in stack_configs.items()}
+def settings() -> dict[str, StackSettings]:
+    return {stack: settings_for(stack) for stack in STACKS}
 
 
 def test_every_daemon_set_and_the_demo_in_both_plans_pass(plans: dict[str, Plan]) -> None:

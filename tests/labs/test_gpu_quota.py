@@ -4,33 +4,18 @@ the synth summary printing it, and docs/lifecycle.md telling a fresh account how
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 from components.facts.gpu_catalog import vcpus
 from components.renderers.labs.gpu_quota import QuotaNeed, quota_needs
-from components.settings import StackSettings, capacity, load_settings
+from components.settings import StackSettings, capacity
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.conftest import PROJECT_DIR
-from tests.support.config_edits import merged, with_value
+from tests.support.settings import settings_for
 
 LIFECYCLE = (PROJECT_DIR / "docs" / "lifecycle.md").read_text(encoding="utf-8")
 ON_DEMAND_G = ("L-DB2E81BA", "Running On-Demand G and VT instances")
-
-
-def _stack(base: dict[str, str], group: dict[str, Any], pools: list[dict[str, Any]]) -> StackSettings:
-    config = merged(base, "gpu-platform:gpuNodeGroup", group)
-    # The labs' sessions and hub name the stack's own pools, replaced here.
-    labs = [
-        {k: v for k, v in lab.items() if k not in ("sessions", "hub")}
-        for lab in json.loads(config["gpu-platform:labs"])
-    ]
-    config = with_value(config, "gpu-platform:labs", labs)
-    return load_settings(
-        with_value(config, "gpu-platform:karpenter", {"enabled": True, "replicas": 2, "nodePools": pools})
-    )
 
 
 def _quota_needs(settings: StackSettings) -> list[QuotaNeed]:
@@ -42,35 +27,43 @@ def test_vcpus_of_the_catalog_sizes() -> None:
     assert [vcpus(t) for t in ("g4dn.xlarge", "g4dn.12xlarge", "g4dn.metal", "g5.48xlarge")] == [4, 48, 96, 192]
 
 
-def test_gpu_limit_binds_before_cpu_limit(stack_configs: dict[str, dict[str, str]]) -> None:
+def test_gpu_limit_binds_before_cpu_limit() -> None:
     """8 GPUs of g4dn.xlarge (4 vCPUs per GPU) = 32 vCPUs < cpuLimit 96; plus 2 managed g4dn.2xlarge = 16."""
     pool = {"name": "t4", "instanceTypes": ["g4dn.xlarge"], "gpuLimit": 8, "cpuLimit": 96}
     group = {"enabled": True, "instanceTypes": ["g4dn.2xlarge"], "minSize": 1, "desiredSize": 1, "maxSize": 2}
-    settings = _stack(stack_configs["staging"], group, [pool])
+    settings = settings_for(
+        "staging", merge={"gpuNodeGroup": group}, karpenter={"enabled": True, "replicas": 2, "nodePools": [pool]}
+    )
     assert _quota_needs(settings) == [QuotaNeed(*ON_DEMAND_G, vcpus=32 + 16)]
 
 
-def test_cpu_limit_binds_on_vcpu_heavy_types(stack_configs: dict[str, dict[str, str]]) -> None:
+def test_cpu_limit_binds_on_vcpu_heavy_types() -> None:
     """g4dn.16xlarge has 64 vCPUs per GPU: 4 GPUs would be 256 vCPUs, capped by cpuLimit 100."""
     pool = {"name": "t4", "instanceTypes": ["g4dn.xlarge", "g4dn.16xlarge"], "gpuLimit": 4, "cpuLimit": 100}
-    settings = _stack(stack_configs["staging"], {"enabled": False}, [pool])
+    settings = settings_for(
+        "staging",
+        merge={"gpuNodeGroup": {"enabled": False}},
+        karpenter={"enabled": True, "replicas": 2, "nodePools": [pool]},
+    )
     assert _quota_needs(settings) == [QuotaNeed(*ON_DEMAND_G, vcpus=100)]
 
 
-def test_spot_and_p_families_count_against_their_own_quotas(stack_configs: dict[str, dict[str, str]]) -> None:
+def test_spot_and_p_families_count_against_their_own_quotas() -> None:
     pools = [
         {"name": "spot", "instanceTypes": ["g5.xlarge"], "capacityTypes": ["spot"], "gpuLimit": 2, "cpuLimit": 64},
         {"name": "h100", "instanceTypes": ["p5.48xlarge"], "gpuLimit": 8, "cpuLimit": 192},
     ]
-    settings = _stack(stack_configs["staging"], {"enabled": False}, pools)
+    settings = settings_for(
+        "staging",
+        merge={"gpuNodeGroup": {"enabled": False}},
+        karpenter={"enabled": True, "replicas": 2, "nodePools": pools},
+    )
     assert {need.code: need.vcpus for need in _quota_needs(settings)} == {"L-3819A6DF": 8, "L-417A185B": 192}
 
 
-def test_the_synth_summary_prints_the_quota(
-    staging_plan: Plan, prod_plan: Plan, stack_configs: dict[str, dict[str, str]]
-) -> None:
+def test_the_synth_summary_prints_the_quota(staging_plan: Plan, prod_plan: Plan) -> None:
     for stack, plan in (("staging", staging_plan), ("prod", prod_plan)):
-        settings = load_settings(stack_configs[stack])
+        settings = settings_for(stack)
         summary = render_summary(settings, plan, stack, Path("out"))
         (need,) = _quota_needs(settings)
         assert need.code == ON_DEMAND_G[0]

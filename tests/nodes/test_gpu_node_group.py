@@ -20,9 +20,9 @@ from components.facts.constants import (
 from components.gpu_node_group import GPU_AMI_TYPE
 from components.renderers.nodes.gpu_bootstrap import NODECONFIG_CONTENT_TYPE, SHELL_CONTENT_TYPE, render_gpu_user_data
 from components.settings import SettingsError, StackSettings, load_settings
-from offline.config_files import read_stack_config
 from offline.plan import Plan
-from tests.conftest import PROJECT_DIR, STACKS
+from tests.conftest import STACKS
+from tests.support.settings import settings_for
 from tests.support.user_data import mime_parts, node_config_of, shell_part_of
 
 COMPONENT = "gpu-platform:gpu:GpuNodeGroup"
@@ -60,9 +60,7 @@ def mock_id(resource: dict[str, Any]) -> str:
 
 # Stacks that run a managed GPU node group: none as shipped (staging keeps warm Karpenter headroom, prod
 # scales from zero), so the group is proven on a copy of staging that turns it on.
-MANAGED_GROUP_STACKS = [
-    s for s in STACKS if load_settings(read_stack_config(PROJECT_DIR, s).values).gpu_node_group.enabled
-]
+MANAGED_GROUP_STACKS = [s for s in STACKS if settings_for(s).gpu_node_group.enabled]
 
 
 @pytest.fixture(scope="module")

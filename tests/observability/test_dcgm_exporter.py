@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -22,23 +21,17 @@ from components.facts.constants import (
 )
 from components.renderers.observability import dcgm_engines, observability_config
 from components.renderers.observability import dcgm_exporter_manifests as exporter
-from components.settings import StackSettings, load_settings
-from offline.config_files import read_stack_config
+from components.settings import StackSettings
 from offline.plan import Plan
 from offline.summary import render_summary
-from tests.conftest import PROJECT_DIR, STACKS
+from tests.conftest import STACKS
 from tests.support.k8s_validation import tolerates, validate_core_object
+from tests.support.settings import settings_for
 
 # NVIDIA/dcgm-exporter#594 (per-process GPU metrics for time-sharing) was merged as fb5e3dc and first tagged
 # in 4.5.3-4.8.2 (`git tag --contains fb5e3dc`); the charts pinned before ship 4.5.2-4.8.1 (node monitoring
 # agent v1.6.6) and 4.6.0-4.8.3 (CloudWatch add-on 6.4.0, no per-pod settings).
 FIRST_RELEASE_WITH_594 = (4, 5, 3, 4, 8, 2)
-
-
-def stack_settings(stack: str, **overrides: Any) -> StackSettings:
-    values = dict(read_stack_config(PROJECT_DIR, stack).values)
-    values.update({f"gpu-platform:{key}": json.dumps(value) for key, value in overrides.items()})
-    return load_settings(values)
 
 
 def engine_rows(settings: StackSettings) -> list[dcgm_engines.EngineRow]:
@@ -59,7 +52,7 @@ def env_of(daemon_set: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_gpu_node_runs_exactly_one_dcgm_engine(stack: str) -> None:
-    rows = engine_rows(stack_settings(stack))
+    rows = engine_rows(settings_for(stack))
     assert rows
     for row in rows:
         # The node monitoring agent's nv-hostengine; the exporter is its client, not a second engine.
@@ -77,7 +70,7 @@ def test_every_gpu_node_runs_exactly_one_dcgm_engine(stack: str) -> None:
     ],
 )
 def test_one_engine_whatever_observability_runs(node_repair: bool, gpu_metrics: bool, engine: str | None) -> None:
-    settings = stack_settings("staging", observability={"nodeRepair": node_repair, "gpuMetrics": gpu_metrics})
+    settings = settings_for("staging", observability={"nodeRepair": node_repair, "gpuMetrics": gpu_metrics})
     for row in engine_rows(settings):
         assert row.engines == ((engine,) if engine else ())
 
@@ -87,7 +80,7 @@ def test_the_add_ons_own_exporter_would_be_a_second_engine(monkeypatch: pytest.M
     values = observability_config.cloudwatch_observability_configuration()
     values.pop("dcgmExporter")
     monkeypatch.setattr(observability_config, "cloudwatch_observability_configuration", lambda: values)
-    (row,) = engine_rows(stack_settings("staging"))
+    (row,) = engine_rows(settings_for("staging"))
     assert row.engines == ("dcgm-server (eks-node-monitoring-agent)", "dcgm-exporter (amazon-cloudwatch-observability)")
 
 
@@ -116,7 +109,7 @@ def test_engine_model_reads_tolerations_like_the_scheduler() -> None:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_summary_names_the_engine_of_each_gpu_node(stack: str, plans: dict[str, Plan]) -> None:
-    settings = stack_settings(stack)
+    settings = settings_for(stack)
     summary = render_summary(settings, plans[stack], stack, Path("out"))
     lines = summary.splitlines()
     start = lines.index(next(line for line in lines if line.startswith("DCGM host engines per GPU node")))
@@ -140,7 +133,7 @@ def test_exporter_image_is_a_release_with_per_pod_metrics_for_time_slicing() -> 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_exporter_is_configured_for_virtual_gpus(stack: str) -> None:
-    daemon_set = exporter.daemon_set(stack_settings(stack).observability)
+    daemon_set = exporter.daemon_set(settings_for(stack).observability)
     pod = daemon_set["spec"]["template"]["spec"]
     env = env_of(daemon_set)
     # Per-process metrics need both flags (pkg/cmd/app.go @ 4.5.3-4.8.2) and the host's PIDs (/proc/PID/cgroup).
@@ -160,7 +153,7 @@ def test_exporter_is_configured_for_virtual_gpus(stack: str) -> None:
 
 
 def test_exporter_uses_the_node_monitoring_agents_engine_when_node_repair_is_on() -> None:
-    daemon_set = exporter.daemon_set(stack_settings("staging").observability)
+    daemon_set = exporter.daemon_set(settings_for("staging").observability)
     args = container(daemon_set)["args"]
     assert f"--remote-hostengine-info=$(NODE_IP):{DCGM_HOSTENGINE_PORT}" in args
     assert env_of(daemon_set)["NODE_IP"] == {"fieldRef": {"fieldPath": "status.hostIP"}}
@@ -170,14 +163,14 @@ def test_exporter_uses_the_node_monitoring_agents_engine_when_node_repair_is_on(
 
 def test_exporter_runs_its_own_engine_without_node_repair() -> None:
     daemon_set = exporter.daemon_set(
-        stack_settings("staging", observability={"nodeRepair": False, "gpuMetrics": True}).observability
+        settings_for("staging", observability={"nodeRepair": False, "gpuMetrics": True}).observability
     )
     assert not [a for a in container(daemon_set)["args"] if a.startswith("--remote-hostengine-info")]
     assert container(daemon_set)["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["SYS_ADMIN"]}
 
 
 def test_exporter_files_are_the_ones_its_config_map_and_secret_provide() -> None:
-    daemon_set = exporter.daemon_set(stack_settings("staging").observability)
+    daemon_set = exporter.daemon_set(settings_for("staging").observability)
     data = exporter.config_map()["data"]
     mounts = {m["name"]: m["mountPath"] for m in container(daemon_set)["volumeMounts"]}
     volumes = {v["name"]: v for v in daemon_set["spec"]["template"]["spec"]["volumes"]}
@@ -201,7 +194,7 @@ def test_the_agent_finds_the_exporter_as_it_found_the_add_ons() -> None:
     assert service["metadata"]["name"] == "dcgm-exporter-service"
     assert service["metadata"]["namespace"] == CLOUDWATCH_AGENT_NAMESPACE
     assert service["metadata"]["labels"]["k8s-app"] == "dcgm-exporter-service"
-    pod_labels = exporter.daemon_set(stack_settings("staging").observability)["spec"]["template"]["metadata"]["labels"]
+    pod_labels = exporter.daemon_set(settings_for("staging").observability)["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= pod_labels.items()
     (port,) = service["spec"]["ports"]
     assert port["port"] == 9400 and port["targetPort"] == "metrics"
@@ -225,13 +218,13 @@ def test_exporter_network_policy_allows_only_scrapes_engine_and_api() -> None:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_exporter_objects_validate_strictly(stack: str) -> None:
-    settings = stack_settings(stack)
+    settings = settings_for(stack)
     for obj in exporter.exporter_objects(settings.observability):
         assert validate_core_object(obj, settings.kubernetes_version) == []
 
 
 def test_gpu_node_allocatable_counts_the_exporters_requests() -> None:
-    requests = container(exporter.daemon_set(stack_settings("staging").observability))["resources"]["requests"]
+    requests = container(exporter.daemon_set(settings_for("staging").observability))["resources"]["requests"]
     counted = node_allocatable.gpu_node_daemonsets(gpu_metrics=True, node_repair=True, mps=False)[DCGM_EXPORTER_NAME]
     assert requests == {"cpu": f"{counted.cpu_millicores}m", "memory": f"{counted.memory_mib}Mi"}
 
@@ -247,4 +240,4 @@ def test_plans_create_the_exporter_after_both_add_ons(stack: str, plans: dict[st
         daemon_set["dependencies"]
     )
     manifests = [m for m in plan.objects("DaemonSet") if m["metadata"]["name"] == DCGM_EXPORTER_NAME]
-    assert manifests == [exporter.daemon_set(stack_settings(stack).observability)]
+    assert manifests == [exporter.daemon_set(settings_for(stack).observability)]

@@ -29,12 +29,12 @@ from components.renderers.observability import container_insights_metrics as met
 from components.renderers.observability import gpu_alarms, gpu_dashboard
 from components.renderers.observability import observability_config as config
 from components.resources import node_repair
-from components.settings import SettingsError, StackSettings, capacity, load_settings
-from offline.config_files import read_stack_config
+from components.settings import SettingsError, StackSettings, capacity
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.conftest import PROJECT_DIR, STACKS, registered_transforms
 from tests.support.k8s_validation import tolerates, validate_core_object
+from tests.support.settings import config_for, settings_for
 
 ADDON = "aws:eks/addon:Addon"
 # The metrics this product reads, as AWS documents them: "Amazon EKS and Kubernetes Container Insights with
@@ -60,19 +60,9 @@ MNG = "eks:index:ManagedNodeGroup"
 EKS_ADDON_VERSION = re.compile(r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")
 
 
-def stack_values(stack: str, **overrides: Any) -> dict[str, str]:
-    values = dict(read_stack_config(PROJECT_DIR, stack).values)
-    values.update({f"gpu-platform:{key}": json.dumps(value) for key, value in overrides.items()})
-    return values
-
-
-def stack_settings(stack: str, **overrides: Any) -> StackSettings:
-    return load_settings(stack_values(stack, **overrides))
-
-
 def settings_error(observability: dict[str, Any]) -> str:
     with pytest.raises(SettingsError) as excinfo:
-        stack_settings("staging", observability=observability)
+        settings_for("staging", observability=observability)
     return excinfo.value.render()
 
 
@@ -81,13 +71,12 @@ def settings_error(observability: dict[str, Any]) -> str:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_staging_and_prod_enable_everything(stack: str) -> None:
-    observability = stack_settings(stack).observability
+    observability = settings_for(stack).observability
     assert observability.gpu_metrics and observability.node_repair and observability.alarm_subscribers
 
 
 def test_everything_is_off_unless_asked_for() -> None:
-    values = {k: v for k, v in stack_values("staging").items() if k != "gpu-platform:observability"}
-    observability = load_settings(values).observability
+    observability = settings_for("staging", observability=None).observability
     assert not observability.gpu_metrics and not observability.node_repair
     assert observability.alarm_subscribers == []
 
@@ -252,7 +241,7 @@ def _idle_alarm(settings: StackSettings) -> gpu_alarms.AlarmSpec:
 
 
 def test_stuck_gpu_node_alarm_counts_nodes_without_gpus() -> None:
-    settings = stack_settings("staging")  # systemNodes: desiredSize 2, maxSize 3
+    settings = settings_for("staging")  # systemNodes: desiredSize 2, maxSize 3
     spec = _stuck_alarm(settings)
     expression = _returned_expression(spec)
     samples = gpu_alarms.STUCK_PERIOD_SECONDS // metrics.COLLECTION_INTERVAL_SECONDS
@@ -269,7 +258,7 @@ def test_stuck_gpu_node_alarm_counts_nodes_without_gpus() -> None:
 @pytest.mark.parametrize(("stack", "system_nodes"), [("staging", 2), ("prod", 3)])
 def test_one_stuck_gpu_node_is_seen_at_the_system_groups_desired_size(stack: str, system_nodes: int) -> None:
     """No blind spot in steady state: the system group runs at desiredSize (nothing resizes it)."""
-    spec = _stuck_alarm(stack_settings(stack))
+    spec = _stuck_alarm(settings_for(stack))
     samples = gpu_alarms.STUCK_PERIOD_SECONDS // metrics.COLLECTION_INTERVAL_SECONDS
     stuck = {"nodes": system_nodes + 1, "gpuevents": 0.0}
     assert _evaluate(_returned_expression(spec), stuck) > spec.threshold
@@ -279,7 +268,7 @@ def test_one_stuck_gpu_node_is_seen_at_the_system_groups_desired_size(stack: str
 
 def test_a_system_group_surge_longer_than_the_window_is_the_documented_false_alarm() -> None:
     # docs/gpu-health.md: a rolling update surges the system group above desiredSize; the alarm may fire, then clears.
-    spec = _stuck_alarm(stack_settings("staging"))
+    spec = _stuck_alarm(settings_for("staging"))
     samples = gpu_alarms.STUCK_PERIOD_SECONDS // metrics.COLLECTION_INTERVAL_SECONDS
     surge = {"nodes": 3 + 2, "gpuevents": 2.0 * samples}  # 3 system nodes during the update, 2 healthy GPU nodes
     assert _evaluate(_returned_expression(spec), surge) > spec.threshold
@@ -293,11 +282,11 @@ def _idle(spec: gpu_alarms.AlarmSpec, gpu_nodes: float, busiest: float) -> bool:
 
 def test_intended_idle_nodes_are_the_warm_headroom_and_the_demo() -> None:
     # staging: g4-nodepool warmGpuSlots 3 on g4dn.xlarge (1 GPU x 3 replicas) = 1 node; demo 3 pods x 1 slot = 1 node.
-    staging = stack_settings("staging")
+    staging = settings_for("staging")
     assert gpu_alarms.intended_idle_gpu_nodes(idle_fleet(staging)) == 2
-    no_demo = stack_settings("staging", demo={"enabled": False})
+    no_demo = settings_for("staging", demo={"enabled": False})
     assert gpu_alarms.intended_idle_gpu_nodes(idle_fleet(no_demo)) == 1
-    assert gpu_alarms.intended_idle_gpu_nodes(idle_fleet(stack_settings("prod"))) == 0  # no warm slots, no demo
+    assert gpu_alarms.intended_idle_gpu_nodes(idle_fleet(settings_for("prod"))) == 0  # no warm slots, no demo
 
 
 @pytest.mark.parametrize(("desired", "intended"), [(1, 2), (2, 3)])
@@ -305,13 +294,13 @@ def test_the_managed_groups_floor_is_intended_idle_and_holds_the_demo_first(desi
     # Managed group of g4dn.xlarge (3 slots each) at desiredSize nodes: the 3 demo pods fit on its first
     # node, so no demo node on Karpenter; + 1 warm-headroom node. desired 1 -> 1 + 1, desired 2 -> 2 + 1.
     group = {"enabled": True, "instanceTypes": ["g4dn.xlarge"], "minSize": 1, "desiredSize": desired, "maxSize": 2}
-    settings = stack_settings("staging", gpuNodeGroup=group)
+    settings = settings_for("staging", gpuNodeGroup=group)
     assert gpu_alarms.intended_idle_gpu_nodes(idle_fleet(settings)) == intended
     assert not _idle(_idle_alarm(settings), gpu_nodes=intended, busiest=0.0)
 
 
 def test_idle_gpu_alarm_ignores_intended_idle_capacity() -> None:
-    settings = stack_settings("staging")
+    settings = settings_for("staging")
     spec = _idle_alarm(settings)
     threshold = settings.observability.idle_gpu_threshold_percent
     assert not _idle(spec, gpu_nodes=2, busiest=0), "the warm node and the demo's node are idle on purpose"
@@ -321,9 +310,7 @@ def test_idle_gpu_alarm_ignores_intended_idle_capacity() -> None:
 
 
 def test_idle_gpu_alarm_uses_threshold_and_hours() -> None:
-    settings = stack_settings(
-        "prod", observability={"gpuMetrics": True, "idleGpuThresholdPercent": 7, "idleGpuHours": 3}
-    )
+    settings = settings_for("prod", observability={"gpuMetrics": True, "idleGpuThresholdPercent": 7, "idleGpuHours": 3})
     spec = _idle_alarm(settings)
     assert (spec.evaluation_periods, spec.comparison_operator) == (3, "GreaterThanThreshold")
     assert _idle(spec, gpu_nodes=1, busiest=6.9) and not _idle(spec, gpu_nodes=1, busiest=7)
@@ -337,7 +324,7 @@ def test_idle_gpu_alarm_uses_threshold_and_hours() -> None:
 
 
 def test_alarms_use_only_documented_metrics() -> None:
-    names = {q.metric_name for spec in alarm_specs(stack_settings("prod")) for q in spec.queries if q.metric_name}
+    names = {q.metric_name for spec in alarm_specs(settings_for("prod")) for q in spec.queries if q.metric_name}
     assert names and names <= DOCUMENTED_GPU_METRICS
 
 
@@ -375,7 +362,7 @@ def _dashboard_problems(body: dict[str, Any], region: str) -> list[str]:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_dashboard_body_has_the_structure_cloudwatch_accepts(stack: str) -> None:
-    settings = stack_settings(stack)
+    settings = settings_for(stack)
     body = json.loads(json.dumps(dashboard(settings)))
     assert _dashboard_problems(body, settings.region) == []
     titles = [w["properties"].get("title", "") for w in body["widgets"]]
@@ -389,7 +376,7 @@ def test_dashboard_body_has_the_structure_cloudwatch_accepts(stack: str) -> None
 @pytest.mark.parametrize("stack", STACKS)
 def test_dashboard_searches_select_exactly_the_per_node_series(stack: str) -> None:
     # node_gpu_* also exist per GPU device ({..., InstanceType, GpuDevice}); a SEARCH term `NodeName` matched both.
-    body = dashboard(stack_settings(stack))
+    body = dashboard(settings_for(stack))
     searches = [
         row[-1]["expression"]
         for widget in body["widgets"]
@@ -404,7 +391,7 @@ def test_dashboard_searches_select_exactly_the_per_node_series(stack: str) -> No
 
 
 def test_dashboard_shows_gpu_use_per_lab_and_per_pod_of_each_lab() -> None:
-    settings = stack_settings(
+    settings = settings_for(
         "staging",
         labs=[{"name": "learning-lab", "gpuSlots": 3, "members": []}, {"name": "lab-b", "gpuSlots": 3, "members": []}],
     )
@@ -430,7 +417,7 @@ def test_dashboard_shows_gpu_use_per_lab_and_per_pod_of_each_lab() -> None:
 
 
 def test_dashboard_checks_catch_a_broken_body() -> None:
-    settings = stack_settings("staging")
+    settings = settings_for("staging")
     body = dashboard(settings)
     broken = json.loads(json.dumps(body))
     broken["widgets"][1]["properties"]["region"] = "eu-west-1"
@@ -444,9 +431,9 @@ def test_dashboard_checks_catch_a_broken_body() -> None:
 
 def test_dashboard_draws_each_pools_slot_ceiling() -> None:
     # staging: g4-nodepool gpuLimit 8 at 3 replicas; its managed GPU group is disabled (warm headroom instead).
-    assert gpu_capacity.pool_slot_ceilings(capacity.all_capacities(stack_settings("staging"))) == {"g4-nodepool": 8 * 3}
+    assert gpu_capacity.pool_slot_ceilings(capacity.all_capacities(settings_for("staging"))) == {"g4-nodepool": 8 * 3}
     # with the managed group on: 1 x g4dn.xlarge (1 GPU) at maxSize 1, 3 replicas.
-    with_group = stack_settings("staging", gpuNodeGroup={"enabled": True, "minSize": 1, "desiredSize": 1, "maxSize": 1})
+    with_group = settings_for("staging", gpuNodeGroup={"enabled": True, "minSize": 1, "desiredSize": 1, "maxSize": 1})
     assert gpu_capacity.pool_slot_ceilings(capacity.all_capacities(with_group)) == {
         "g4-nodepool": 24,
         "managed-gpu-group": 3,
@@ -458,7 +445,7 @@ def test_dashboard_draws_each_pools_slot_ceiling() -> None:
 
 @pytest.mark.parametrize("node_repair", [True, False])
 def test_karpenter_node_repair_gate_follows_settings(node_repair: bool) -> None:
-    settings = stack_settings("staging", observability={"nodeRepair": node_repair})
+    settings = settings_for("staging", observability={"nodeRepair": node_repair})
     gates = karpenter_values.helm_values(
         controller_inputs(settings), cluster_endpoint="https://x", interruption_queue="q"
     )["settings"]["featureGates"]
@@ -489,7 +476,7 @@ def test_node_repair_transform_sets_node_repair_config_on_the_node_group_only() 
 @pytest.mark.parametrize("node_repair", [True, False])
 def test_both_managed_node_groups_carry_the_repair_transform(node_repair: bool) -> None:
     # Staging's managed GPU group is off (warm headroom instead): turn it on so both groups exist.
-    values = stack_values(
+    values = config_for(
         "staging",
         observability={"nodeRepair": node_repair},
         gpuNodeGroup={"enabled": True, "minSize": 1, "desiredSize": 1, "maxSize": 1},
@@ -534,7 +521,7 @@ def test_plans_give_the_agent_its_identity_through_pod_identity(stack: str, plan
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_plans_contain_dashboard_alarms_and_encrypted_topic(stack: str, plans: dict[str, Plan]) -> None:
-    plan, settings = plans[stack], stack_settings(stack)
+    plan, settings = plans[stack], settings_for(stack)
     (dashboard,) = plan.of_type("aws:cloudwatch/dashboard:Dashboard")
     assert _dashboard_problems(json.loads(dashboard["inputs"]["dashboardBody"]), settings.region) == []
     (topic,) = plan.of_type("aws:sns/topic:Topic")
@@ -580,7 +567,7 @@ def test_plans_enable_karpenter_node_repair(stack: str, plans: dict[str, Plan]) 
 def test_summary_shows_node_auto_repair_per_managed_group(
     staging_plan: Plan, overrides: dict[str, Any], expected: dict[str, str]
 ) -> None:
-    summary = render_summary(stack_settings("staging", **overrides), staging_plan, "staging", Path("out"))
+    summary = render_summary(settings_for("staging", **overrides), staging_plan, "staging", Path("out"))
     lines = summary.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("EKS node auto repair (nodeRepairConfig"))
     block = {}

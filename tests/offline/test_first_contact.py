@@ -30,7 +30,6 @@ from components.settings import (
     SUPPORTED_KUBERNETES_VERSIONS,
     CpuUserPoolSettings,
     SettingsError,
-    StackSettings,
     capacity,
     load_settings,
 )
@@ -40,13 +39,10 @@ from offline.project_copy import copy_program
 from tests.conftest import MANAGED_GPU_GROUP, PROJECT_DIR, STACKS, synth_in_process
 from tests.support.config_edits import merged, with_value
 from tests.support.k8s_validation import pod_can_land_on, validate_core_object
+from tests.support.settings import settings_for
 
 MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
 GPU_GROUP_NAME = "gpu-nodes-mng"
-
-
-def _settings(stack_configs: dict[str, dict[str, str]], stack: str) -> StackSettings:
-    return load_settings(stack_configs[stack])
 
 
 # --- 6. availability zones -----------------------------------------------------------------------
@@ -63,10 +59,8 @@ def test_the_mocks_answer_like_an_account_with_a_local_zone() -> None:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_subnets_go_to_regular_availability_zones_only(
-    plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]], stack: str
-) -> None:
-    settings = _settings(stack_configs, stack)
+def test_subnets_go_to_regular_availability_zones_only(plans: dict[str, Plan], stack: str) -> None:
+    settings = settings_for(stack)
     zones = [s["inputs"]["availabilityZone"] for s in plans[stack].of_type("aws:ec2/subnet:Subnet")]
     assert zones, "the stack creates its VPC"
     assert all(re.fullmatch(re.escape(settings.region) + "[a-z]", zone) for zone in zones), zones
@@ -166,9 +160,9 @@ def _blocked_utc(budgets: list[dict[str, Any]], instant: datetime) -> bool:
     return False
 
 
-def test_prod_freezes_disruption_through_pacific_business_hours(stack_configs: dict[str, dict[str, str]]) -> None:
+def test_prod_freezes_disruption_through_pacific_business_hours() -> None:
     """08:00-18:00 US Pacific, Monday to Friday, in winter (PST) and summer (PDT)."""
-    (pool,) = [p for p in _settings(stack_configs, "prod").karpenter.node_pools if p.name == "t4-shared"]
+    (pool,) = [p for p in settings_for("prod").karpenter.node_pools if p.name == "t4-shared"]
     budgets = [b.model_dump(exclude_none=True) for b in pool.disruption_budgets]
     pacific = ZoneInfo("America/Los_Angeles")
     for monday in (datetime(2026, 1, 12, tzinfo=pacific), datetime(2026, 7, 13, tzinfo=pacific)):

@@ -18,6 +18,7 @@ from offline.mocks import RecordingMonitor, Registration
 from offline.plan import Plan
 from offline.runner import install_mocks
 from tests.conftest import PROJECT_DIR, STACKS, run_program
+from tests.support.settings import settings_for
 
 
 @pytest.fixture
@@ -85,10 +86,8 @@ def test_whole_program_under_mocks(mocked_stack: tuple[StackSettings, RecordingM
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_network_layout_and_discovery_tags(
-    plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]], stack: str
-) -> None:
-    plan, settings = plans[stack], load_settings(stack_configs[stack])
+def test_network_layout_and_discovery_tags(plans: dict[str, Plan], stack: str) -> None:
+    plan, settings = plans[stack], settings_for(stack)
     vpc_cidr = ipaddress.IPv4Network(settings.network.vpc_cidr)
     subnets = plan.of_type("aws:ec2/subnet:Subnet")
     private = [s for s in subnets if "-private-" in s["name"]]
@@ -114,10 +113,8 @@ def test_network_layout_and_discovery_tags(
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_cluster_is_private_first_encrypted_and_api_authenticated(
-    plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]], stack: str
-) -> None:
-    plan, settings = plans[stack], load_settings(stack_configs[stack])
+def test_cluster_is_private_first_encrypted_and_api_authenticated(plans: dict[str, Plan], stack: str) -> None:
+    plan, settings = plans[stack], settings_for(stack)
     inputs = plan.one("eks:index:Cluster", "cluster-eks")["inputs"]
     key = plan.one("aws:kms/key:Key", "cluster-secrets")
     assert key["inputs"]["enableKeyRotation"] is True
@@ -157,10 +154,8 @@ def test_add_ons(plans: dict[str, Plan], stack: str) -> None:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_control_plane_logs_expire(
-    plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]], stack: str
-) -> None:
-    plan, settings = plans[stack], load_settings(stack_configs[stack])
+def test_control_plane_logs_expire(plans: dict[str, Plan], stack: str) -> None:
+    plan, settings = plans[stack], settings_for(stack)
     log_group = plan.one("aws:cloudwatch/logGroup:LogGroup", "cluster-control-plane-logs")
     # The name EKS writes to, created first so EKS does not create one without retention.
     assert log_group["inputs"]["name"] == f"/aws/eks/{settings.cluster_name}/cluster"
@@ -169,8 +164,8 @@ def test_control_plane_logs_expire(
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_system_node_group(plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]], stack: str) -> None:
-    plan, settings = plans[stack], load_settings(stack_configs[stack])
+def test_system_node_group(plans: dict[str, Plan], stack: str) -> None:
+    plan, settings = plans[stack], settings_for(stack)
     group = plan.one("eks:index:ManagedNodeGroup", "cluster-system")
     inputs = group["inputs"]
     scaling = inputs["scalingConfig"]
@@ -209,9 +204,7 @@ def test_system_node_group(plans: dict[str, Plan], stack_configs: dict[str, dict
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_prod_protects_foundations(
-    plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]], stack: str
-) -> None:
+def test_prod_protects_foundations(plans: dict[str, Plan], stack: str) -> None:
     plan = plans[stack]
     # Pulumi.prod.yaml sets protectResources: true; staging keeps the default (false).
     protected = {"staging": False, "prod": True}[stack]
@@ -222,7 +215,7 @@ def test_prod_protects_foundations(
     ]
     assert [r["protect"] for r in foundations] == [protected] * 3
     assert plan.one("eks:index:Cluster", "cluster-eks")["inputs"]["deletionProtection"] is protected
-    assert load_settings(stack_configs[stack]).protect_resources is protected
+    assert settings_for(stack).protect_resources is protected
 
 
 def test_a_config_mistake_stops_the_program_before_any_resource() -> None:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import pytest
 
 from components.facts import gpu_catalog
-from components.settings import NodePoolSettings, StackSettings, load_settings
+from components.settings import NodePoolSettings, StackSettings
 from offline.plan import Plan
 from tests.conftest import STACKS
+from tests.support.settings import settings_for
 
 # Stateful or foundational types, and whether the settings guarantee the stack creates one.
 FOUNDATIONS: dict[str, str] = {
@@ -32,8 +33,8 @@ DEFAULT_BUDGETS = [{"nodes": "10%"}]
 
 
 @pytest.fixture(scope="module")
-def settings_of(stack_configs: dict[str, dict[str, str]]) -> dict[str, StackSettings]:
-    return {stack: load_settings(config) for stack, config in stack_configs.items()}
+def settings_of() -> dict[str, StackSettings]:
+    return {stack: settings_for(stack) for stack in STACKS}
 
 
 def _expected_foundations(settings: StackSettings) -> set[str]:

@@ -16,8 +16,6 @@ from typing import Any
 import pytest
 import yaml
 
-from components.settings import load_settings
-from offline.config_files import read_stack_config
 from offline.plan import Plan
 from policy import check, k8s_values
 from policy.k8s_values import (
@@ -29,13 +27,14 @@ from policy.k8s_values import (
     path_segment_name,
     qualified_name,
 )
-from tests.conftest import PROJECT_DIR, STACKS, synth_in_process
+from tests.conftest import STACKS, synth_in_process
+from tests.support.settings import settings_for
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_the_rules_are_those_of_the_kubernetes_version_the_stack_pins(stack: str) -> None:
     """A version bump re-reads the cited files at the new tags, then moves `KUBERNETES_VERSION`."""
-    settings = load_settings(read_stack_config(PROJECT_DIR, stack).values)
+    settings = settings_for(stack)
     assert settings.kubernetes_version == k8s_values.KUBERNETES_VERSION
 
 

@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 import preflight
-from components.settings import StackSettings, load_settings
-from offline.config_files import read_stack_config
+from components.settings import StackSettings
 from tests.conftest import PROJECT_DIR
+from tests.support.settings import settings_for
 
-STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
+STAGING = settings_for("staging")
 ENDPOINT = "https://ABCDEF0123456789.gr7.us-west-1.eks.amazonaws.com"
 HOST = "ABCDEF0123456789.gr7.us-west-1.eks.amazonaws.com"
 INSIDE = "203.0.113.7"  # in staging's publicAccessCidrs 203.0.113.0/24

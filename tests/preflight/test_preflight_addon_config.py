@@ -21,13 +21,11 @@ from components.facts.constants import (
     NODE_MONITORING_AGENT_ADDON,
     NODE_MONITORING_AGENT_ADDON_VERSION,
 )
-from components.settings import load_settings
-from offline.config_files import read_stack_config
 from offline.plan import Plan
-from tests.conftest import PROJECT_DIR
 from tests.support import fake_aws
+from tests.support.settings import settings_for
 
-STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
+STAGING = settings_for("staging")
 DEPLOYER = "arn:aws:iam::111122223333:role/github-actions-deploy"
 DRAFT7 = "http://json-schema.org/draft-07/schema#"
 TOLERATIONS = {"type": "array", "items": {"type": "object"}}
@@ -216,5 +214,5 @@ def test_the_check_covers_every_configured_add_on_of_the_plan(stack: str, plans:
         for r in plans[stack].resources
         if r["type"] == "aws:eks/addon:Addon" and "configurationValues" in r["inputs"]
     )
-    settings = load_settings(read_stack_config(PROJECT_DIR, stack).values)
+    settings = settings_for(stack)
     assert in_plan and sorted(preflight.configured_addons(settings)) == in_plan

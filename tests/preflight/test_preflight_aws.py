@@ -14,13 +14,12 @@ import pytest
 import preflight
 from components.facts.constants import CLOUDWATCH_OBSERVABILITY_ADDON, CLOUDWATCH_OBSERVABILITY_ADDON_VERSION
 from components.renderers.labs.gpu_quota import quota_needs
-from components.settings import capacity, load_settings
-from offline.config_files import read_stack_config
+from components.settings import capacity
 from offline.plan import Plan
-from tests.conftest import PROJECT_DIR
 from tests.support import fake_aws as fake_aws_cli
+from tests.support.settings import settings_for
 
-STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
+STAGING = settings_for("staging")
 # The EC2 vCPU quotas staging needs, as the synth summary and preflight work them out.
 STAGING_NEEDS = quota_needs(
     STAGING.gpu_node_group,
@@ -197,5 +196,5 @@ def test_addons_check_covers_every_add_on_the_plan_pins(stack: str, plans: dict[
         for r in plan.resources
         if r["type"] == "aws:eks/addon:Addon" and "addonVersion" in r["inputs"]
     )
-    settings = load_settings(read_stack_config(PROJECT_DIR, stack).values)
+    settings = settings_for(stack)
     assert in_plan and sorted(preflight.pinned_addons(settings)) == in_plan

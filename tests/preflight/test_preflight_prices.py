@@ -12,12 +12,10 @@ import pytest
 import preflight
 import preflight_prices
 from components.facts import instance_prices
-from components.settings import load_settings
-from offline.config_files import read_stack_config
-from tests.conftest import PROJECT_DIR
 from tests.support import fake_aws as fake_aws_cli
+from tests.support.settings import settings_for
 
-STAGING = load_settings(read_stack_config(PROJECT_DIR, "staging").values)
+STAGING = settings_for("staging")
 
 
 def price_list(instance_type: str, usd: float) -> dict[str, Any]:

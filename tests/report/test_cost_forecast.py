@@ -8,7 +8,6 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,12 +19,9 @@ from offline.config_files import read_stack_config
 from offline.cost import boot_seconds, cost_lines, forecast_document, pool_plan, stack_forecast
 from offline.cost_diff import render_cost
 from tests.conftest import PROJECT_DIR, STACKS, SynthRun
+from tests.support.settings import settings_for
 
 SVG = "{http://www.w3.org/2000/svg}"
-
-
-def _settings(stack: str) -> Any:
-    return load_settings(read_stack_config(PROJECT_DIR, stack).values)
 
 
 # --- the behaviour model ------------------------------------------------------------------------------
@@ -61,12 +57,12 @@ def test_walk_ins_come_on_weekdays_outside_sessions() -> None:
 
 def test_the_boot_to_ready_figure_is_the_cited_time_to_gpu_without_the_cronjob() -> None:
     # staging pre-pulls with SOCI: batch 10 s + launch to Ready 100 s + device plugin 30 s + pull 67 s.
-    assert boot_seconds(_settings("staging")) == 10 + 100 + 30 + 67
-    assert boot_seconds(_settings("prod")) == 10 + 100 + 30 + 138
+    assert boot_seconds(settings_for("staging")) == 10 + 100 + 30 + 67
+    assert boot_seconds(settings_for("prod")) == 10 + 100 + 30 + 138
 
 
 def test_staging_pool_plan_reads_the_stack() -> None:
-    settings = _settings("staging")
+    settings = settings_for("staging")
     plan = pool_plan(settings, settings.karpenter.node_pools[0])
     assert plan.slots_per_type == {"g4dn.xlarge": 3, "g4dn.2xlarge": 3}
     assert plan.prices == {"g4dn.xlarge": 0.631, "g4dn.2xlarge": 0.902}
@@ -79,7 +75,7 @@ def test_staging_pool_plan_reads_the_stack() -> None:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_forecasts_are_deterministic_and_complete(stack: str) -> None:
-    settings = _settings(stack)
+    settings = settings_for(stack)
     first, second = stack_forecast(settings), stack_forecast(settings)
     assert [r.dollars for r in first.results] == [r.dollars for r in second.results]
     timetabled = {pool.name for pool in settings.karpenter.node_pools if settings.sessions_on(pool)}
@@ -92,7 +88,7 @@ def test_forecasts_are_deterministic_and_complete(stack: str) -> None:
 
 
 def test_packing_costs_no_more_than_spreading_on_staging() -> None:
-    settings = _settings("staging")
+    settings = settings_for("staging")
     pool = settings.karpenter.node_pools[0]
     most = forecast(pool_plan(settings, pool))
     spread = settings.model_copy(

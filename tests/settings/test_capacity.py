@@ -6,13 +6,13 @@ sharing replicas.
 from __future__ import annotations
 
 import ast
-from typing import Any
 
 import pytest
 
 from components.facts import gpu_catalog
-from components.settings import StackSettings, capacity, load_settings
+from components.settings import capacity
 from tests.conftest import PROJECT_DIR, STACKS, parsed, program_files
+from tests.support.settings import settings_for
 
 CAPACITY_MODEL = PROJECT_DIR / "components" / "settings" / "capacity.py"
 GPU_NAMES = frozenset({"gpus", "physical_gpus", "gpu_limit", "gpu_count"})
@@ -72,16 +72,9 @@ def test_the_scan_sees_every_spelling_of_the_product() -> None:
     assert gpus_times_replicas("x = memory // sharing.replicas") == []
 
 
-def _settings(pools: list[dict[str, Any]], **keys: Any) -> StackSettings:
-    return StackSettings.model_validate(
-        {"region": "us-west-2", "clusterName": "c", "kubernetesVersion": "1.35", "karpenter": {"nodePools": pools}}
-        | keys
-    )
-
-
 @pytest.mark.parametrize("stack", STACKS)
-def test_every_pool_reads_the_catalog(stack_configs: dict[str, dict[str, str]], stack: str) -> None:
-    settings = load_settings(stack_configs[stack])
+def test_every_pool_reads_the_catalog(stack: str) -> None:
+    settings = settings_for(stack)
     pools = [*capacity.karpenter_capacities(settings)]
     group = capacity.managed_group_capacity(settings)
     pools += [group] if group is not None else []
@@ -101,7 +94,9 @@ def test_nodes_within_limits_and_quota_vcpus_hand_counted() -> None:
     """g4dn.xlarge: 1 GPU, 4 vCPUs; g4dn.12xlarge: 4 GPUs, 48 vCPUs; 2 replicas, gpuLimit 4, cpuLimit 16."""
     pool = {"name": "p", "instanceTypes": ["g4dn.xlarge", "g4dn.12xlarge"], "gpuLimit": 4, "cpuLimit": 16}
     pool["allowMixedGpuCounts"] = True  # a mixed pool, to count both types (refused without the opt-in)
-    held = capacity.pool_capacity(settings := _settings([pool]), settings.karpenter.node_pools[0])
+    held = capacity.pool_capacity(
+        settings := settings_for("staging", pools=[pool], gpuSharing={"replicas": 2}), settings.karpenter.node_pools[0]
+    )
     assert [(n.instance_type, n.slots) for n in held.nodes] == [("g4dn.12xlarge", 8), ("g4dn.xlarge", 2)]
     assert held.slot_limit == 8
     # 8 slots: 4 xlarge nodes (16 vCPUs, 4 GPUs) fit; one 12xlarge has 48 vCPUs > 16.
@@ -116,9 +111,11 @@ def test_nodes_within_limits_and_quota_vcpus_hand_counted() -> None:
 def test_the_managed_group_counts_its_nodes() -> None:
     """Managed group of g4dn.xlarge and g4dn.12xlarge at 2 replicas, desired 2 and max 3 nodes."""
     group = {"instanceTypes": ["g4dn.xlarge", "g4dn.12xlarge"], "minSize": 1, "desiredSize": 2, "maxSize": 3}
-    held = capacity.managed_group_capacity(_settings([], gpuNodeGroup=group, gpuSharing={"replicas": 2}))
+    held = capacity.managed_group_capacity(
+        settings_for("staging", pools=[], gpuNodeGroup=group, gpuSharing={"replicas": 2})
+    )
     assert held is not None
     assert held.desired_slots == 2 * 2  # the smallest type's 2 slots on each desired node
     assert [held.slots_at_limit(node) for node in held.nodes] == [6, 24]
     assert held.quota_vcpus == 3 * 48
-    assert capacity.managed_group_capacity(_settings([], gpuNodeGroup={"enabled": False})) is None
+    assert capacity.managed_group_capacity(settings_for("staging", gpuNodeGroup={"enabled": False})) is None

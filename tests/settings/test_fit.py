@@ -19,11 +19,12 @@ from components.settings.fit_placement import check, group_fits, pack
 from tests.conftest import STACKS
 from tests.support.config_edits import merged, with_value
 from tests.support.k8s_validation import tolerates as k8s_tolerates
+from tests.support.settings import settings_for
 
 
 @pytest.fixture(scope="module")
-def settings(stack_configs: dict[str, dict[str, str]]) -> dict[str, StackSettings]:
-    return {stack: load_settings(stack_configs[stack]) for stack in STACKS}
+def settings() -> dict[str, StackSettings]:
+    return {stack: settings_for(stack) for stack in STACKS}
 
 
 # --- the arithmetic, by hand ----------------------------------------------------------------------------

@@ -13,9 +13,10 @@ from components.facts import pod_requests
 from components.facts.constants import GPU_TOLERATION
 from components.facts.node_allocatable import NO_REQUEST, Allocatable
 from components.facts.pod_requests import PodShape
-from components.settings import fit, load_settings
+from components.settings import fit
 from offline.plan import Plan
 from tests.conftest import STACKS, shared_path
+from tests.support.settings import settings_for
 
 Spec = dict[str, Any]
 
@@ -62,11 +63,9 @@ def assert_matches(shape: PodShape, spec: Spec, what: str) -> None:
     assert [dict(t) for t in spec.get("tolerations", [])] == [dict(t) for t in shape.tolerations], what
 
 
-def test_rendered_pods_request_what_the_table_claims(
-    plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]]
-) -> None:
+def test_rendered_pods_request_what_the_table_claims(plans: dict[str, Plan]) -> None:
     for stack in STACKS:
-        plan, settings = plans[stack], load_settings(stack_configs[stack])
+        plan, settings = plans[stack], settings_for(stack)
         checked: set[str] = set()
         for daemonset in plan.objects("DaemonSet"):
             name = daemonset["metadata"]["name"]

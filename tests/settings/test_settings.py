@@ -17,17 +17,18 @@ from components.settings import (
 from tests.conftest import STACKS
 from tests.support.config_edits import merged as _merged  # short local names: every test here edits a config
 from tests.support.config_edits import with_value as _with
+from tests.support.settings import settings_for
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_every_stack_file_is_valid(stack_configs: dict[str, dict[str, str]], stack: str) -> None:
-    settings = load_settings(stack_configs[stack])
+def test_every_stack_file_is_valid(stack: str) -> None:
+    settings = settings_for(stack)
     assert isinstance(settings, StackSettings)
     assert settings.gpu_sharing.strategy in ("time-slicing", "mps", "none")
 
 
-def test_staging_seed_values(stack_configs: dict[str, dict[str, str]]) -> None:
-    settings = load_settings(stack_configs["staging"])
+def test_staging_seed_values() -> None:
+    settings = settings_for("staging")
     assert (settings.region, settings.cluster_name) == ("us-west-1", "nextgen-learninglab")
     assert (settings.gpu_sharing.strategy, settings.gpu_sharing.replicas) == ("time-slicing", 3)
     assert settings.gpu_node_group.instance_types == ["g4dn.xlarge"]
@@ -209,8 +210,8 @@ def test_an_image_may_be_pinned_by_tag_digest_or_both(stack_configs: dict[str, d
     assert settings.demo.image == image
 
 
-def test_sharing_profiles_are_distinct_and_sorted(stack_configs: dict[str, dict[str, str]]) -> None:
-    prod = load_settings(stack_configs["prod"])
+def test_sharing_profiles_are_distinct_and_sorted() -> None:
+    prod = settings_for("prod")
     profiles = [s.profile for s in prod.sharing_profiles]
     assert profiles == sorted(set(profiles)) == ["exclusive", "time-slicing-3", "time-slicing-4"]  # g6f: exclusive
     assert prod.sharing_for(prod.karpenter.node_pools[1]).replicas == 4

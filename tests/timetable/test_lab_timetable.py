@@ -32,6 +32,7 @@ from offline.summary import timetabled_pools
 from tests.conftest import PROJECT_DIR
 from tests.support.crd_validation import validate_custom_resource
 from tests.support.k8s_validation import pod_can_land_on, tolerates, validate_core_object
+from tests.support.settings import settings_for
 
 STAGING = dict(read_stack_config(PROJECT_DIR, "staging").values)
 UTC = ZoneInfo("UTC")
@@ -352,7 +353,7 @@ def test_cronjob_pods_are_restricted_and_stay_off_gpu_nodes(plans: dict[str, Pla
 
 
 def test_pools_with_sessions_keep_a_buffer_even_without_warm_slots(prod_plan: Plan) -> None:
-    settings = load_settings(read_stack_config(PROJECT_DIR, "prod").values)
+    settings = settings_for("prod")
     assert all(pool.warm_gpu_slots == 0 for pool in settings.karpenter.node_pools)
     assert {b["metadata"]["name"]: b["spec"]["replicas"] for b in prod_plan.objects("CapacityBuffer")} == {
         "t4-shared-warm-gpu": 0,
