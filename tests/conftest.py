@@ -9,7 +9,6 @@ import gc
 import importlib.util
 import inspect
 import io
-import json
 import os
 import re
 import runpy
@@ -169,11 +168,6 @@ def registered_transforms(values: dict[str, str], resource_type: str) -> dict[st
 
     program()
     return transforms
-
-
-def without_hubs(labs_json: str) -> str:
-    """`gpu-platform:labs` with no lab's hub: a hub needs Karpenter pools, for tests that switch Karpenter off."""
-    return json.dumps([{key: value for key, value in lab.items() if key != "hub"} for lab in json.loads(labs_json)])
 
 
 class SynthRun(NamedTuple):

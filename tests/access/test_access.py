@@ -20,14 +20,13 @@ import yaml
 from components.access import ClusterAccess, ClusterAccessArgs
 from components.facts.constants import ACCESS_ENTRY_MARKER_GROUP, CLUSTER_ADMIN_POLICY_ARN, CLUSTER_VIEW_POLICY_ARN
 from components.renderers.access.access_entries import access_matrix, matrix_lines, principal_slug
-from components.settings import SettingsError, StackSettings, load_settings
-from offline.config_files import read_stack_config
+from components.settings import SettingsError, StackSettings
 from offline.mocks import Registration
 from offline.plan import Plan
 from offline.project_copy import copy_program
 from offline.runner import install_mocks
 from tests.conftest import PROJECT_DIR, STACKS, SynthRun, synthesize
-from tests.support.settings import settings_for
+from tests.support.settings import config_for, settings_for
 
 ENTRY = "aws:eks/accessEntry:AccessEntry"
 ASSOCIATION = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
@@ -77,11 +76,8 @@ def test_one_entry_per_principal_except_the_creator(plans: dict[str, Plan], stac
 
 
 def test_a_viewer_listed_as_admin_is_rejected_naming_both_key_paths() -> None:
-    values = dict(read_stack_config(PROJECT_DIR, "staging").values)
-    cluster = json.loads(values["gpu-platform:cluster"])
-    values["gpu-platform:cluster"] = json.dumps({**cluster, "viewerPrincipalArns": [PREVIEW, ADMIN]})
     with pytest.raises(SettingsError) as caught:
-        load_settings(values)
+        settings_for("staging", merge={"cluster": {"viewerPrincipalArns": [PREVIEW, ADMIN]}})
     ((path, message),) = caught.value.problems
     assert path == "gpu-platform:cluster.viewerPrincipalArns[1]"
     assert "gpu-platform:cluster.adminPrincipalArns[0]" in message
@@ -111,11 +107,9 @@ def test_the_synth_summary_prints_the_access_matrix(staging_synth: SynthRun) -> 
 
 
 def test_a_viewer_in_a_lab_has_both_grants_on_one_entry() -> None:
-    values = dict(read_stack_config(PROJECT_DIR, "staging").values)
-    labs = json.loads(values["gpu-platform:labs"])
+    labs = json.loads(config_for("staging")["gpu-platform:labs"])
     labs[0]["members"].append(PREVIEW)
-    values["gpu-platform:labs"] = json.dumps(labs)
-    settings = load_settings(values)
+    settings = settings_for("staging", labs=labs)
     (preview,) = [a for a in access_matrix(settings.cluster, settings.labs) if a.principal == PREVIEW]
     assert [g.policy_arn for g in preview.grants] == [CLUSTER_VIEW_POLICY_ARN]
     assert [g.keys for g in preview.grants] == [("gpu-platform:cluster.viewerPrincipalArns[0]",)]

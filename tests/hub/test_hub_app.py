@@ -26,11 +26,12 @@ import yaml
 
 from components.hub import profile_pools
 from components.renderers.hub import hub_namespace, hub_notebook_pod, hub_profiles, hub_storage, hub_values
-from components.settings import LabSettings, StackSettings, load_settings
+from components.settings import LabSettings, StackSettings
 from components.settings.hub import ADMIN_PASSWORD_MIN_LENGTH, SHARED_PASSWORD_MIN_LENGTH
-from tests.conftest import PROJECT_DIR, shared_path
+from tests.conftest import PROJECT_DIR, STACKS, shared_path
 from tests.support.hub_app import OIDC_AUTH, hub_tree
 from tests.support.kubespawner_pods import helm_merge, without_nulls
+from tests.support.settings import settings_for
 
 CHART_DIR = ("schemas", "jupyterhub", "4.4.0")
 LEARNER = hub_notebook_pod.EXAMPLE_LEARNER
@@ -110,8 +111,8 @@ def start_hubs(cases: dict[str, tuple[LabSettings, dict[str, Any], list[str]]], 
 
 
 @pytest.fixture(scope="module")
-def hubs(stack_configs: dict[str, dict[str, str]], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    settings = {stack: load_settings(config) for stack, config in stack_configs.items()}
+def hubs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    settings = {stack: settings_for(stack) for stack in STACKS}
     shipped = {stack: next(lab for lab in s.labs if lab.hub is not None) for stack, s in settings.items()}
     cases = {"staging": (settings["staging"], shipped["staging"]), "prod": (settings["prod"], shipped["prod"]),
              "oidc": changed_hub(settings["staging"], auth=OIDC_AUTH, hostname="hub.example.org",

@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pulumi
 import pytest
 
-from components.settings import load_settings
+from components.settings import StackSettings, load_settings
 from offline.config_files import read_stack_config
 from offline.mocks import RecordingMonitor
 from offline.runner import install_mocks
 from tests.conftest import PROJECT_DIR, STACKS, run_program
+from tests.support.settings import config_for
 
 KARPENTER = "gpu-platform:karpenter:Karpenter"
 
 
-def _install(
-    stack: str, karpenter_overrides: dict[str, Any], extra: dict[str, Any] | None = None
-) -> tuple[Any, RecordingMonitor]:
+def _install(stack: str, **edits: Any) -> tuple[StackSettings, RecordingMonitor]:
+    """`stack` with `settings_for`'s edits, and the mocks installed with that config."""
     config = read_stack_config(PROJECT_DIR, stack)
-    values = dict(config.values)
-    values.update({f"gpu-platform:{key}": json.dumps(value) for key, value in (extra or {}).items()})
-    karpenter = json.loads(values["gpu-platform:karpenter"])
-    merged = {**karpenter, **karpenter_overrides}
-    values["gpu-platform:karpenter"] = json.dumps({k: v for k, v in merged.items() if v is not None})
+    values = config_for(stack, **edits)
     settings = load_settings(values)
     return settings, install_mocks(config.project, stack, settings.region, values, list(config.secret_keys))
 
@@ -33,7 +28,7 @@ def _install(
 @pytest.mark.usefixtures("reset_runtime")
 @pytest.mark.parametrize("stack", STACKS)
 def test_component_outputs_and_children(stack: str) -> None:
-    settings, monitor = _install(stack, {})
+    settings, monitor = _install(stack)
     checked: list[str] = []
 
     @pulumi.runtime.test
@@ -65,14 +60,11 @@ def test_disabled_karpenter_registers_nothing() -> None:
     # Staging's GPU capacity is all Karpenter: without it the demo needs the managed group back, and the lab's
     # timetable (it warms a Karpenter pool) goes. Only the switch: pools or replicas next to `enabled: false` are
     # rejected as ignored settings.
-    labs = json.loads(read_stack_config(PROJECT_DIR, "staging").values["gpu-platform:labs"])
     _, monitor = _install(
         "staging",
-        {"enabled": False, "replicas": None, "nodePools": None},
-        {
-            "gpuNodeGroup": {"enabled": True, "minSize": 1, "desiredSize": 1},
-            "labs": [{k: v for k, v in lab.items() if k not in ("sessions", "hub")} for lab in labs],
-        },
+        karpenter={"enabled": False},
+        gpuNodeGroup={"enabled": True, "minSize": 1, "desiredSize": 1},
+        labs_without=("sessions", "hub"),
     )
 
     @pulumi.runtime.test

@@ -25,11 +25,12 @@ from components.renderers.karpenter import (
     karpenter_manifests,
     karpenter_values,
 )
-from components.settings import StackSettings, load_settings
+from components.settings import StackSettings
 from offline.plan import Plan
 from tests.conftest import STACKS
 from tests.support.crd_validation import validate_custom_resource
 from tests.support.karpenter_iam_reference import OFFICIAL_EVENT_RULES, expected_policy, statements_by_sid
+from tests.support.settings import settings_for
 
 KARPENTER = "gpu-platform:karpenter:Karpenter"
 ROLE = "aws:iam/role:Role"
@@ -41,8 +42,8 @@ PLACEHOLDER_ACCOUNT = "000000000000"
 
 
 @pytest.fixture(params=STACKS)
-def stack(request: pytest.FixtureRequest, plans: dict[str, Plan], stack_configs: dict[str, dict[str, str]]) -> Any:
-    settings = load_settings(stack_configs[request.param])
+def stack(request: pytest.FixtureRequest, plans: dict[str, Plan]) -> Any:
+    settings = settings_for(request.param)
     return settings, plans[request.param]
 
 

@@ -22,34 +22,17 @@ from components.renderers.device_plugin.gpu_capacity import warm_headroom_rows, 
 from components.renderers.karpenter import karpenter_manifests, karpenter_values, warm_headroom_manifests
 from components.renderers.nodes.gpu_bootstrap import render_gpu_user_data
 from components.settings import NodePoolSettings, SettingsError, StackSettings, capacity, load_settings
-from offline.config_files import read_stack_config
 from offline.plan import Plan
-from tests.conftest import PROJECT_DIR, without_hubs
 from tests.support.crd_validation import validate_custom_resource
 from tests.support.k8s_validation import pod_can_land_on, tolerates, validate_core_object
+from tests.support.settings import config_for, settings_for
 from tests.support.user_data import node_config_of
 
 # Staging without its lab timetable (tests/timetable/test_lab_timetable.py): warm slots alone.
-STAGING = dict(read_stack_config(PROJECT_DIR, "staging").values)
-STAGING["gpu-platform:labs"] = json.dumps(
-    [{k: v for k, v in lab.items() if k != "sessions"} for lab in json.loads(STAGING["gpu-platform:labs"])]
-)
+WARM_ALONE = ("sessions",)
+STAGING = config_for("staging", labs_without=WARM_ALONE)
 BUFFER_TYPE = "kubernetes:autoscaling.x-k8s.io/v1beta1:CapacityBuffer"
 POD_TEMPLATE_TYPE = "kubernetes:core/v1:PodTemplate"
-
-
-def staging_with(pool: dict[str, Any] | None = None, **keys: Any) -> dict[str, str]:
-    """The staging config map with fields of its first pool and whole `gpu-platform:<key>` values replaced."""
-    values = dict(STAGING)
-    karpenter = json.loads(values["gpu-platform:karpenter"])
-    karpenter["nodePools"][0].update(pool or {})
-    values["gpu-platform:karpenter"] = json.dumps(karpenter)
-    values.update({f"gpu-platform:{key}": json.dumps(value) for key, value in keys.items()})
-    return values
-
-
-def settings_with(pool: dict[str, Any] | None = None, **keys: Any) -> StackSettings:
-    return load_settings(staging_with(pool, **keys))
 
 
 def problems(config: dict[str, str]) -> list[tuple[str, str]]:
@@ -60,27 +43,23 @@ def problems(config: dict[str, str]) -> list[tuple[str, str]]:
 
 def two_pool_settings() -> StackSettings:
     """Staging plus a second pool of another family with warm slots of its own."""
-    values = dict(STAGING)
-    karpenter = json.loads(values["gpu-platform:karpenter"])
+    pools = json.loads(STAGING["gpu-platform:karpenter"])["nodePools"]
     # Drains as long as staging's pool: the lab's hub offers every pool, and its notebooks live 2h.
-    karpenter["nodePools"].append(
-        {
-            "name": "l4-pool",
-            "instanceTypes": ["g6.xlarge"],
-            "gpuLimit": 2,
-            "warmGpuSlots": 1,
-            "terminationGracePeriod": "2h15m",
-        }
-    )
-    values["gpu-platform:karpenter"] = json.dumps(karpenter)
-    return load_settings(values)
+    l4_pool = {
+        "name": "l4-pool",
+        "instanceTypes": ["g6.xlarge"],
+        "gpuLimit": 2,
+        "warmGpuSlots": 1,
+        "terminationGracePeriod": "2h15m",
+    }
+    return settings_for("staging", labs_without=WARM_ALONE, pools=[*pools, l4_pool])
 
 
 # --- settings ------------------------------------------------------------------------------------------------
 
 
 def test_staging_keeps_three_warm_slots_of_a_typical_lab_pod() -> None:
-    settings = load_settings(STAGING)
+    settings = settings_for("staging", labs_without=WARM_ALONE)
     (pool,) = settings.karpenter.node_pools
     assert pool.name == "g4-nodepool"
     assert pool.warm_gpu_slots == 3
@@ -130,7 +109,7 @@ def test_allocatable_follows_karpenters_model_by_hand() -> None:
 
 
 def test_staging_pool_allocatable_counts_its_observability_daemonsets() -> None:
-    settings = load_settings(STAGING)
+    settings = settings_for("staging", labs_without=WARM_ALONE)
     (pool,) = settings.karpenter.node_pools
     room = settings.pool_node_allocatable(pool, "g4dn.xlarge")
     assert (room.cpu_millicores, room.memory_mib) == (3180, 13070)
@@ -139,8 +118,10 @@ def test_staging_pool_allocatable_counts_its_observability_daemonsets() -> None:
 def test_default_shape_shrinks_until_a_node_holds_all_its_slots() -> None:
     """Four pods per T4 with staging's DaemonSets: 3180m / 4 = 795 -> 750m; 13070 MiB / 4 = 3267 -> 3264 MiB
     (50m and 64 MiB steps). The old fixed 500m allowance gave 850m: 4 x 850m = 3400m > 3180m really free."""
-    settings = settings_with(
-        {"instanceTypes": ["g4dn.xlarge"], "warmGpuSlots": 4},
+    settings = settings_for(
+        "staging",
+        labs_without=WARM_ALONE,
+        pool={"instanceTypes": ["g4dn.xlarge"], "warmGpuSlots": 4},
         gpuSharing={"strategy": "time-slicing", "replicas": 4},
     )
     shape = settings.warm_slot_shape_for(settings.karpenter.node_pools[0])
@@ -165,8 +146,10 @@ BAD_HEADROOM = [
 
 def test_an_explicit_small_shape_is_the_users_choice() -> None:
     tiny = {"cpuMillicores": 50, "memoryMib": 128}
-    settings = settings_with(
-        {"instanceTypes": ["g4dn.xlarge"], "warmGpuSlots": 1, "warmSlotShape": tiny},
+    settings = settings_for(
+        "staging",
+        labs_without=WARM_ALONE,
+        pool={"instanceTypes": ["g4dn.xlarge"], "warmGpuSlots": 1, "warmSlotShape": tiny},
         gpuSharing={"strategy": "time-slicing", "replicas": 48},
     )
     shape = settings.warm_slot_shape_for(settings.karpenter.node_pools[0])
@@ -175,7 +158,7 @@ def test_an_explicit_small_shape_is_the_users_choice() -> None:
 
 @pytest.mark.parametrize(("pool", "keys", "path", "fragment"), BAD_HEADROOM)
 def test_bad_headroom_names_its_key(pool: dict[str, Any], keys: dict[str, Any], path: str, fragment: str) -> None:
-    found = problems(staging_with(pool, **keys))
+    found = problems(config_for("staging", labs_without=WARM_ALONE, pool=pool, **keys))
     assert [p for p, message in found if p == path and fragment in message], found
 
 
@@ -183,15 +166,13 @@ IGNORED_WITHOUT_KARPENTER = "ignored while karpenter.enabled is false; remove it
 
 
 def test_warm_slots_of_a_disabled_karpenter_are_rejected_as_ignored() -> None:
-    karpenter = json.loads(STAGING["gpu-platform:karpenter"])
-    karpenter["enabled"] = False
-    karpenter["nodePools"][0]["warmGpuSlots"] = 25
-    config = {
-        **STAGING,
-        "gpu-platform:karpenter": json.dumps(karpenter),
-        "gpu-platform:demo": json.dumps({"enabled": False}),
-        "gpu-platform:labs": without_hubs(STAGING["gpu-platform:labs"]),
-    }
+    config = config_for(
+        "staging",
+        merge={"karpenter": {"enabled": False}},
+        pool={"warmGpuSlots": 25},
+        demo={"enabled": False},
+        labs_without=("sessions", "hub"),
+    )
     with pytest.raises(SettingsError) as caught:
         load_settings(config)
     assert ("gpu-platform:karpenter.nodePools", IGNORED_WITHOUT_KARPENTER) in caught.value.problems
@@ -213,7 +194,9 @@ def headroom_objects(settings: StackSettings) -> list[dict[str, Any]]:
     return objects
 
 
-@pytest.mark.parametrize("settings", [load_settings(STAGING), two_pool_settings()], ids=["staging", "two-pools"])
+@pytest.mark.parametrize(
+    "settings", [settings_for("staging", labs_without=WARM_ALONE), two_pool_settings()], ids=["staging", "two-pools"]
+)
 def test_every_buffer_validates_against_the_crd_and_every_template_is_strict_valid(settings: StackSettings) -> None:
     objects = headroom_objects(settings)
     buffers = [o for o in objects if o["kind"] == "CapacityBuffer"]
@@ -229,7 +212,7 @@ def test_every_buffer_validates_against_the_crd_and_every_template_is_strict_val
 
 
 def test_buffer_references_its_template_with_the_warm_slots() -> None:
-    settings = load_settings(STAGING)
+    settings = settings_for("staging", labs_without=WARM_ALONE)
     (pool,) = settings.karpenter.node_pools
     template = warm_headroom_manifests.pod_template(pool, settings.warm_slot_shape_for(pool))
     buffer = warm_headroom_manifests.capacity_buffer(pool)
@@ -241,7 +224,7 @@ def test_buffer_references_its_template_with_the_warm_slots() -> None:
 
 
 def test_the_validators_catch_broken_headroom_objects() -> None:
-    settings = load_settings(STAGING)
+    settings = settings_for("staging", labs_without=WARM_ALONE)
     (pool,) = settings.karpenter.node_pools
     both_refs = copy.deepcopy(warm_headroom_manifests.capacity_buffer(pool))
     both_refs["spec"]["scalableRef"] = {"kind": "Deployment", "name": "lab"}
@@ -327,8 +310,12 @@ def test_every_node_of_the_pool_holds_all_its_slots(
 ) -> None:
     """Requests vs allocatable after system reservations, all hand-computed: GPUs x replicas slots per node."""
     observed = observability or json.loads(STAGING["gpu-platform:observability"])  # {} = staging's
-    settings = settings_with(
-        {"instanceTypes": [instance_type], "warmGpuSlots": 1}, gpuSharing=sharing, observability=observed
+    settings = settings_for(
+        "staging",
+        labs_without=WARM_ALONE,
+        pool={"instanceTypes": [instance_type], "warmGpuSlots": 1},
+        gpuSharing=sharing,
+        observability=observed,
     )
     (pool,) = warm_headroom_manifests.pools_with_headroom(settings.karpenter, pool_sessions(settings))
     allocatable = settings.pool_node_allocatable(pool, instance_type)
@@ -360,8 +347,10 @@ NODE_COUNTS = [
 
 @pytest.mark.parametrize(("slots", "replicas", "instance_type", "nodes"), NODE_COUNTS)
 def test_nodes_held_follow_the_formula(slots: int, replicas: int, instance_type: str, nodes: int) -> None:
-    settings = settings_with(
-        {"instanceTypes": [instance_type], "warmGpuSlots": slots, "gpuLimit": 16, "cpuLimit": 256},
+    settings = settings_for(
+        "staging",
+        labs_without=WARM_ALONE,
+        pool={"instanceTypes": [instance_type], "warmGpuSlots": slots, "gpuLimit": 16, "cpuLimit": 256},
         gpuSharing={"strategy": "time-slicing", "replicas": replicas},
     )
     (row,) = warm_headroom_rows(settings.karpenter, capacity.karpenter_capacities(settings))
@@ -370,7 +359,7 @@ def test_nodes_held_follow_the_formula(slots: int, replicas: int, instance_type:
 
 
 def test_pools_without_warm_slots_get_no_buffer_and_leave_the_gate_off() -> None:
-    settings = settings_with({"warmGpuSlots": 0})
+    settings = settings_for("staging", labs_without=WARM_ALONE, pool={"warmGpuSlots": 0})
     assert headroom_objects(settings) == []
     assert warm_headroom_rows(settings.karpenter, capacity.karpenter_capacities(settings)) == []
     values = karpenter_values.helm_values(
@@ -379,7 +368,9 @@ def test_pools_without_warm_slots_get_no_buffer_and_leave_the_gate_off() -> None
     assert values["settings"]["featureGates"]["capacityBuffer"] is False
     assert "env" not in json.dumps(values["settings"])
     on = karpenter_values.helm_values(
-        controller_inputs(load_settings(STAGING)), cluster_endpoint="https://x", interruption_queue="q"
+        controller_inputs(settings_for("staging", labs_without=WARM_ALONE)),
+        cluster_endpoint="https://x",
+        interruption_queue="q",
     )
     assert on["settings"]["featureGates"]["capacityBuffer"] is True
     assert "CAPACITY" not in json.dumps(on["controller"]).upper()  # gates only under settings.featureGates
@@ -431,7 +422,7 @@ def test_fast_image_pull_minimum_is_nodeadms() -> None:
 
 
 def test_fast_image_pull_sets_the_nodeadm_gate_only_when_asked() -> None:
-    on = load_settings(STAGING).gpu_nodes
+    on = settings_for("staging", labs_without=WARM_ALONE).gpu_nodes
     assert on.fast_image_pull and on.root_volume.throughput_mibps >= 600
     labels = gpu_node_labels("exclusive")
     spec = node_config_of(render_gpu_user_data(on, launched_by="karpenter", node_labels=labels))["spec"]

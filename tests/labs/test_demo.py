@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -25,10 +24,8 @@ from components.renderers.labs.demo_manifests import (
     place_demo_deployment,
 )
 from components.renderers.labs.lab_manifests import lab_namespace, lab_network_policies
-from components.settings import RESERVED_NAMESPACES, SettingsError, StackSettings, load_settings
-from offline.config_files import read_stack_config
+from components.settings import RESERVED_NAMESPACES, SettingsError, StackSettings
 from offline.plan import Plan
-from tests.conftest import PROJECT_DIR
 from tests.support.checkov_allowlist import SKIPPABLE_CHECKS
 from tests.support.k8s_validation import (
     containers_of,
@@ -226,8 +223,6 @@ def test_demo_setting_decides(stack: str, plans: dict[str, Plan]) -> None:
 
 @pytest.mark.parametrize("namespace", RESERVED_NAMESPACES)
 def test_the_demo_never_takes_over_a_cluster_namespace(namespace: str) -> None:
-    values = dict(read_stack_config(PROJECT_DIR, "staging").values)
-    values["gpu-platform:demo"] = json.dumps({"enabled": True, "namespace": namespace})
     with pytest.raises(SettingsError) as raised:
-        load_settings(values)
+        settings_for("staging", demo={"enabled": True, "namespace": namespace})
     assert [path for path, _ in raised.value.problems] == ["gpu-platform:demo.namespace"]

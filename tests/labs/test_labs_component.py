@@ -14,11 +14,9 @@ from components.labs import Labs, LabsArgs
 from components.renderers.labs.gpu_admission_policy import admission_objects
 from components.renderers.labs.lab_manifests import lab_objects
 from components.renderers.labs.lab_rbac import member_rbac
-from components.settings import StackSettings, load_settings
-from offline.config_files import read_stack_config
+from components.settings import StackSettings
 from offline.mocks import Registration
 from offline.runner import install_mocks
-from tests.conftest import PROJECT_DIR
 from tests.support.settings import settings_for
 
 LABS_TYPE = "gpu-platform:labs:Labs"
@@ -94,8 +92,7 @@ def test_labs_create_no_access_entries(registrations: list[Registration]) -> Non
 
 
 def test_the_demo_runs_in_its_lab_namespace() -> None:
-    values = dict(read_stack_config(PROJECT_DIR, "staging").values)
-    settings = load_settings(values)
+    settings = settings_for("staging")
     registrations = record(settings, with_demo=True)
     (demo,) = [r for r in registrations if r.type == DEMO_TYPE]
     namespaces = [r for r in registrations if r.type == "kubernetes:core/v1:Namespace"]

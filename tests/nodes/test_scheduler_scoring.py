@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pulumi
 import pytest
 
 from components.resources import scheduler_scoring
-from components.settings import load_settings
-from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.summary import render_summary
-from tests.conftest import PROJECT_DIR, registered_transforms
+from tests.conftest import registered_transforms
+from tests.support.settings import config_for, settings_for
 
 EKS_COMPONENT = "eks:index:Cluster"
-
-
-def _values(**cluster: Any) -> dict[str, str]:
-    values = dict(read_stack_config(PROJECT_DIR, "staging").values)
-    merged = {**json.loads(values["gpu-platform:cluster"]), **cluster}
-    values["gpu-platform:cluster"] = json.dumps(merged)
-    return values
 
 
 def _transform_args(type_: str) -> pulumi.ResourceTransformArgs:
@@ -73,18 +63,19 @@ def test_weights_are_within_the_apis_range() -> None:
 @pytest.mark.usefixtures("reset_runtime")
 @pytest.mark.parametrize("on", [True, False])
 def test_the_cluster_component_carries_the_transform_when_switched_on(on: bool) -> None:
-    transforms = registered_transforms(_values(mostAllocatedScoring=on), EKS_COMPONENT)
+    transforms = registered_transforms(
+        config_for("staging", merge={"cluster": {"mostAllocatedScoring": on}}), EKS_COMPONENT
+    )
     assert transforms == {"cluster-eks": int(on)}
 
 
 def test_switch_is_on_by_default() -> None:
-    values = dict(read_stack_config(PROJECT_DIR, "staging").values)
-    assert scheduler_scoring.scoring_strategy(load_settings(values).cluster) == "MostAllocated"
+    assert scheduler_scoring.scoring_strategy(settings_for("staging").cluster) == "MostAllocated"
 
 
 @pytest.mark.parametrize(("on", "shown"), [(True, "MostAllocated"), (False, "LeastAllocated")])
 def test_summary_says_which_scoring_runs(staging_plan: Plan, on: bool, shown: str) -> None:
-    settings = load_settings(_values(mostAllocatedScoring=on))
+    settings = settings_for("staging", merge={"cluster": {"mostAllocatedScoring": on}})
     summary = render_summary(settings, staging_plan, "staging", Path("out"))
     line = next(line for line in summary.splitlines() if line.startswith("Scheduler scoring"))
     assert f": {shown};" in line

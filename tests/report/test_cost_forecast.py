@@ -14,8 +14,6 @@ import pytest
 from components.facts import instance_prices
 from components.renderers.report.cost_demand import DAY_S, WARMUP_S, HubLimits, SessionDemand, learner_pods
 from components.renderers.report.cost_forecast import forecast
-from components.settings import load_settings
-from offline.config_files import read_stack_config
 from offline.cost import boot_seconds, cost_lines, forecast_document, pool_plan, stack_forecast
 from offline.cost_diff import render_cost
 from tests.conftest import PROJECT_DIR, STACKS, SynthRun
@@ -151,11 +149,7 @@ def test_offline_diff_prints_the_weekly_dollar_difference_per_pool(staging_synth
 
 
 def test_a_region_or_type_the_table_cannot_price_is_said_not_forecast() -> None:
-    values = dict(read_stack_config(PROJECT_DIR, "staging").values)
-    karpenter = json.loads(values["gpu-platform:karpenter"])
-    karpenter["nodePools"][0]["instanceTypes"] = ["g5.xlarge"]  # not offered in us-west-1
-    values["gpu-platform:karpenter"] = json.dumps(karpenter)
-    settings = load_settings(values)
+    settings = settings_for("staging", pool={"instanceTypes": ["g5.xlarge"]})  # not offered in us-west-1
     result = stack_forecast(settings)
     assert result.pools == [] and result.skipped[0] == ("pool g4-nodepool", "none of g5.xlarge is offered in us-west-1")
     assert [name for name, _ in result.skipped[1:]] == ["pool cpu-user"]  # priced per node-hour, never forecast

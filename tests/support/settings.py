@@ -66,7 +66,7 @@ def config_for(
     for name, value in overrides.items():
         values = with_value(values, config_key(name), value)
     for name, patch in (merge or {}).items():
-        values = merged(values, config_key(name), patch)
+        values = merged(values, config_key(name), dict(patch))
     if pool is not None or pools is not None:
         karpenter = json.loads(values[NAMESPACE + "karpenter"])
         if pools is not None:

@@ -26,31 +26,18 @@ from components.renderers.karpenter import karpenter_values, warm_headroom_manif
 from components.renderers.timetable import timetable_manifests
 from components.renderers.timetable.timetable_report import node_lifetimes, pool_weeks, session_peaks
 from components.settings import SettingsError, StackSettings, load_settings
-from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.summary import timetabled_pools
 from tests.conftest import PROJECT_DIR
 from tests.support.crd_validation import validate_custom_resource
 from tests.support.k8s_validation import pod_can_land_on, tolerates, validate_core_object
-from tests.support.settings import settings_for
+from tests.support.settings import config_for, settings_for
 
-STAGING = dict(read_stack_config(PROJECT_DIR, "staging").values)
 UTC = ZoneInfo("UTC")
 PACIFIC = ZoneInfo("America/Los_Angeles")
 # Tuesdays at 17:00 Pacific: one in PST (UTC-8), one in PDT (UTC-7).
 JANUARY_CLASS = datetime(2027, 1, 12, 17, 0, tzinfo=PACIFIC)
 JULY_CLASS = datetime(2027, 7, 13, 17, 0, tzinfo=PACIFIC)
-
-
-def staging_with(pool: dict[str, Any] | None = None, labs: list[dict[str, Any]] | None = None) -> dict[str, str]:
-    """The staging config with fields of its pool replaced and, optionally, other labs."""
-    values = dict(STAGING)
-    karpenter = json.loads(values["gpu-platform:karpenter"])
-    karpenter["nodePools"][0].update(pool or {})
-    values["gpu-platform:karpenter"] = json.dumps(karpenter)
-    if labs is not None:
-        values["gpu-platform:labs"] = json.dumps(labs)
-    return values
 
 
 def lab(name: str, slots: int, *sessions: dict[str, Any]) -> dict[str, Any]:
@@ -92,7 +79,7 @@ def allowed_disruptions(node_pool: dict[str, Any], moment: datetime) -> int:
 
 
 def test_staging_timetable_is_two_pacific_evenings_of_six_learners() -> None:
-    settings = load_settings(STAGING)
+    settings = settings_for("staging")
     (pool,) = settings.karpenter.node_pools
     (only,) = settings.sessions_on(pool)
     assert (only.schedule, only.timezone, only.duration_minutes, only.learners) == (
@@ -114,12 +101,12 @@ def test_lead_time_is_the_modelled_time_to_gpu_rounded_up() -> None:
     assert timetable.lead_minutes_for(pre_pulls=True, fast_image_pull=True) == 5  # 60+10+100+30+67 = 267 s
     assert timetable.lead_minutes_for(pre_pulls=True, fast_image_pull=False) == 6  # 338 s
     assert timetable.lead_minutes_for(pre_pulls=False, fast_image_pull=False) == 4  # 200 s
-    settings = load_settings(STAGING)
+    settings = settings_for("staging")
     assert settings.timetable_lead_minutes(settings.karpenter.node_pools[0]) == 5
 
 
 def test_a_session_longer_than_the_grace_period_is_rejected() -> None:
-    config = staging_with({"terminationGracePeriod": "2h"})
+    config = config_for("staging", pool={"terminationGracePeriod": "2h"})
     found = problems(config)
     key = "gpu-platform:karpenter.nodePools[0].terminationGracePeriod"
     assert set(found) == {key}
@@ -127,12 +114,12 @@ def test_a_session_longer_than_the_grace_period_is_rejected() -> None:
     assert "set at least 2h6m" in found[key]  # 5m lead + 2h + 30s pod grace, rounded up
     # Just enough is accepted; so is an unchanged expireAfter of 120m, shorter than the session.
     assert (
-        load_settings(staging_with({"terminationGracePeriod": "2h6m"})).karpenter.node_pools[0].expire_after == "120m"
+        settings_for("staging", pool={"terminationGracePeriod": "2h6m"}).karpenter.node_pools[0].expire_after == "120m"
     )
 
 
 def test_expiry_before_the_session_starts_is_rejected() -> None:
-    found = problems(staging_with({"expireAfter": "5m"}))
+    found = problems(config_for("staging", pool={"expireAfter": "5m"}))
     assert "lead time 5m" in found["gpu-platform:karpenter.nodePools[0].expireAfter"]
 
 
@@ -154,13 +141,13 @@ def test_expiry_before_the_session_starts_is_rejected() -> None:
     ],
 )
 def test_bad_sessions_name_their_key(sessions: list[dict[str, Any]], key: str, words: str) -> None:
-    found = problems(staging_with(labs=[lab("learning-lab", 6, *sessions)]))
+    found = problems(config_for("staging", labs=[lab("learning-lab", 6, *sessions)]))
     assert key in found, found
     assert words in found[key]
 
 
 def test_a_session_needs_its_pool_named_when_there_are_several() -> None:
-    values = staging_with(labs=[lab("learning-lab", 6, session("0 17 * * tue", 6))])
+    values = config_for("staging", labs=[lab("learning-lab", 6, session("0 17 * * tue", 6))])
     karpenter = json.loads(values["gpu-platform:karpenter"])
     karpenter["nodePools"].append({"name": "l4-pool", "instanceTypes": ["g6.xlarge"], "gpuLimit": 2})
     values["gpu-platform:karpenter"] = json.dumps(karpenter)
@@ -173,12 +160,12 @@ def test_a_session_needs_its_pool_named_when_there_are_several() -> None:
 
 def test_a_peak_beyond_the_pool_limits_is_rejected() -> None:
     # 3 warm + 22 learners = 25 slots > gpuLimit 8 x 3 replicas = 24.
-    found = problems(staging_with(labs=[lab("learning-lab", 22, session("0 17 * * tue", 22))]))
+    found = problems(config_for("staging", labs=[lab("learning-lab", 22, session("0 17 * * tue", 22))]))
     assert "25 slots" in found["gpu-platform:labs[0].sessions[0].learners"]
 
 
 def test_the_timetable_namespace_is_reserved() -> None:
-    found = problems(staging_with(labs=[lab(TIMETABLE_NAMESPACE, 1)]))
+    found = problems(config_for("staging", labs=[lab(TIMETABLE_NAMESPACE, 1)]))
     assert "system namespace" in found["gpu-platform:labs[0].name"]
 
 
@@ -187,15 +174,14 @@ def test_the_timetable_namespace_is_reserved() -> None:
 
 def overlapping() -> StackSettings:
     """Two labs on staging's pool: 6 learners at 17:00 and 4 at 17:02 on Tuesdays, 4 alone on Thursdays."""
-    return load_settings(
-        staging_with(
-            {"terminationGracePeriod": "3h"},
-            labs=[
-                # 9 slots: 6 learners beside staging's 3 demo pods, which run in this lab.
-                lab("learning-lab", 9, session("0 17 * * tue", 6)),
-                lab("robotics-lab", 4, session("2 17 * * tue,thu", 4, duration="1h")),
-            ],
-        )
+    return settings_for(
+        "staging",
+        pool={"terminationGracePeriod": "3h"},
+        labs=[
+            # 9 slots: 6 learners beside staging's 3 demo pods, which run in this lab.
+            lab("learning-lab", 9, session("0 17 * * tue", 6)),
+            lab("robotics-lab", 4, session("2 17 * * tue,thu", 4, duration="1h")),
+        ],
     )
 
 
@@ -242,7 +228,7 @@ def test_cronjobs_set_the_step_function_in_the_sessions_zone() -> None:
 
 @pytest.mark.parametrize("class_start", [JANUARY_CLASS, JULY_CLASS], ids=["january-pst", "july-pdt"])
 def test_staging_class_is_warm_and_untouched_across_dst(class_start: datetime) -> None:
-    settings = load_settings(STAGING)
+    settings = settings_for("staging")
     pool = settings.karpenter.node_pools[0]
     jobs = {job["spec"]["schedule"]: job for job in timetable_manifests.cronjobs(pool_timetable(settings, pool))}
     raise_at, lower_at = class_start - timedelta(minutes=5), class_start
@@ -374,7 +360,7 @@ def test_session_pods_carry_do_not_disrupt(staging_plan: Plan) -> None:
 
 
 def test_summary_figures_for_staging() -> None:
-    settings = load_settings(STAGING)
+    settings = settings_for("staging")
     pools = timetabled_pools(settings)
     (peak,) = session_peaks(pools)
     # 3 warm + 6 learners = 9 slots; g4dn.xlarge holds 3 (1 T4 x 3 replicas): 3 nodes, 12 vCPUs; on g4dn.2xlarge
@@ -398,7 +384,7 @@ def test_summary_figures_for_staging() -> None:
 def test_synth_summary_prints_the_timetable(staging_plan: Plan) -> None:
     from offline.summary import render_summary
 
-    text = render_summary(load_settings(STAGING), staging_plan, "staging", PROJECT_DIR / "build")
+    text = render_summary(settings_for("staging"), staging_plan, "staging", PROJECT_DIR / "build")
     assert "labs.0.sessions.0" in text and "timetable 176.3 h, around the clock 504.0 h, saved 327.7 h" in text
     assert "g4-nodepool           4h15m" in text
 
