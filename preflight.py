@@ -51,7 +51,7 @@ from components.renderers.observability.observability_config import (
     cloudwatch_observability_configuration,
     node_monitoring_agent_configuration,
 )
-from components.settings import SettingsError, StackSettings, capacity, load_settings
+from components.settings import SettingsError, StackSettings, load_settings
 from offline.config_files import StackFileError, read_stack_config
 from preflight_prices import PRICING_REGION, check_prices
 
@@ -372,9 +372,7 @@ def check_addon_config(aws: Aws, settings: StackSettings) -> list[CheckResult]:
 
 def check_quotas(aws: Aws, settings: StackSettings) -> list[CheckResult]:
     results = []
-    pools = capacity.karpenter_capacities(settings)
-    group = capacity.managed_group_capacity(settings)
-    for need in quota_needs(settings.gpu_node_group, group, settings.karpenter, pools):
+    for need in quota_needs(settings.gpu_node_group, settings.resolved):
         args = ("service-quotas", "get-service-quota", "--service-code", "ec2", "--quota-code", need.code)
         answer = aws.run(*args) or {}
         quota = answer.get("Quota") or {}

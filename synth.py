@@ -12,11 +12,11 @@ rejects (the plan is written; the lines name each one).
 from __future__ import annotations
 
 import argparse
-import gc
-import os
 import sys
 import tempfile
 from pathlib import Path
+
+from offline import speed
 
 PROJECT_DIR = Path(__file__).resolve().parent
 EXIT_OK, EXIT_FAILURE, EXIT_INVALID_CONFIG = 0, 1, 2
@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None, project_dir: Path = PROJECT_DIR) -> int:
 
     sys.path.insert(0, str(PROJECT_DIR))
     from components.settings import SettingsError
+    from components.settings.checks.fit_placement import group_fits
     from offline.config_files import StackFileError, read_stack_config
     from offline.cost import stack_forecast, write_forecast
     from offline.plan import OUTPUT_FILES, Plan, clear_outputs
@@ -43,9 +44,11 @@ def main(argv: list[str] | None = None, project_dir: Path = PROJECT_DIR) -> int:
         clear_outputs(out)
     try:
         # A bad config is reported before anything exists: not even the --out directory.
-        checked_settings(read_stack_config(project_dir, args.stack))
+        # The stack file is read once and validated once; the program run and the summary take those settings.
+        config = read_stack_config(project_dir, args.stack)
+        settings = checked_settings(config)
         out.mkdir(parents=True, exist_ok=True)
-        recording = record_program(project_dir, args.stack)
+        recording = record_program(project_dir, args.stack, config, settings)
     except (SettingsError, StackFileError) as exc:
         print(f"synth: stack '{args.stack}': {exc}", file=sys.stderr)
         return EXIT_INVALID_CONFIG
@@ -59,7 +62,7 @@ def main(argv: list[str] | None = None, project_dir: Path = PROJECT_DIR) -> int:
         write_forecast(Path(staging_dir), recording.settings, args.stack, forecast)
         for name in OUTPUT_FILES:
             (Path(staging_dir) / name).rename(out / name)
-    print(render_summary(recording.settings, plan, args.stack, out, forecast))
+    print(render_summary(recording.settings, plan, args.stack, out, forecast, group_fits(recording.settings)))
     # Values every schema allows and a receiver refuses (the AWS provider at preview; the API server's names,
     # labels and annotations) fail the run, not the config keys: exit 1. The plan stays written, so
     # `python -m policy.check DIR` shows the same lines.
@@ -77,11 +80,7 @@ def main(argv: list[str] | None = None, project_dir: Path = PROJECT_DIR) -> int:
 
 
 if __name__ == "__main__":
-    # A short batch run that imports the SDKs (~300k long-lived objects) and then creates thousands of asyncio
-    # tasks. Each collection walks the objects allocated since the last one, so at any threshold the collector
-    # costs about a tenth of the run, and finds little: the run exits before garbage could matter. Off for the
-    # command (peak memory unchanged: ~160 MB staging, ~180 MB with 50 pools; docs/benchmarks.md).
-    gc.disable()
+    speed.collector_off()  # the command is a short batch run: why in offline/speed.py
     try:
         code = main()
     except Exception as exc:  # anything but a config mistake: exit 1 with the cause, and its trace
@@ -90,9 +89,5 @@ if __name__ == "__main__":
         traceback.print_exc()
         print(f"synth: failed: {exc}", file=sys.stderr)
         code = EXIT_FAILURE
-    # Everything is written (the plan's files are closed and renamed into place): flush what was printed and end
-    # the process without tearing down the interpreter, which would free those objects one by one (~0.5 s, a
-    # third of the run) only to exit.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    # Everything is written (the plan's files are closed and renamed into place): no interpreter teardown.
+    speed.exit_now(code)

@@ -39,7 +39,7 @@ SEED_SLOTS = {"g4dn.xlarge": 3, "g4dn.2xlarge": 3, "g4dn.12xlarge": 12}
 
 def designs(stack: str = "staging") -> dict[str, PoolPlan]:
     settings = load_settings(read_stack_config(PROJECT_DIR, stack).values)
-    platform = pool_plan(settings, settings.karpenter.node_pools[0])
+    platform = pool_plan(settings, settings.resolved.karpenter_pools[0])
     peak_learners = max(s.learners for s in platform.sessions)
     peak = platform.demo_slots + peak_learners
     per_node = min(platform.slots_per_type.values())

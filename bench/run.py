@@ -146,11 +146,14 @@ def main(argv: list[str] | None = None) -> int:
         floor_file = work / "floor.py"
         floor_file.write_text(floor_script(resource_types), encoding="utf-8")
         # synth.py runs with the cyclic collector off (which also makes its imports cheaper) and ends without the
-        # interpreter's teardown: the goal compares it with the same imports run the same way, so only the program,
-        # the mocks and the writing count against it.
+        # interpreter's teardown (offline/speed.py): the goal compares it with the same imports run the same way, so
+        # only the program, the mocks and the writing count against it.
         floor_as_synth_file = work / "floor-as-synth.py"
         floor_as_synth_file.write_text(
-            "import gc, os\ngc.disable()\n" + floor_script(resource_types) + "\nos._exit(0)\n", encoding="utf-8"
+            f"import sys\nsys.path.insert(0, {str(PROJECT_DIR)!r})\nfrom offline import speed\nspeed.collector_off()\n"
+            + floor_script(resource_types)
+            + "\nspeed.exit_now(0)\n",
+            encoding="utf-8",
         )
 
         print(f"python {sys.version.split()[0]}, {args.repeat} repetitions per figure, medians of fresh processes")

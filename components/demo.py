@@ -14,7 +14,7 @@ import pulumi_kubernetes as k8s
 
 from components.device_plugin import DevicePlugin
 from components.renderers.labs import demo_manifests as manifests
-from components.settings import StackSettings, capacity
+from components.settings import StackSettings
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class DemoWorkloadArgs:
 def demo_placement(settings: StackSettings) -> manifests.DemoPlacement:
     """What places the demo's pods, read from the whole stack: the managed GPU group's capacity, the labs."""
     return manifests.DemoPlacement(
-        settings.demo, settings.cluster_name, capacity.managed_group_capacity(settings), tuple(settings.labs)
+        settings.demo, settings.cluster_name, settings.resolved.managed_group, tuple(settings.labs)
     )
 
 

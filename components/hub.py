@@ -18,6 +18,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from components.facts import jupyterhub_chart
 from components.facts.constants import (
     EBS_CSI_ADDON,
     EBS_CSI_ADDON_VERSION,
@@ -33,8 +34,7 @@ from components.facts.constants import (
     NFS_PORT,
     SYSTEM_NAMESPACE,
 )
-from components.renderers.hub import hub_database, hub_gpu_idle, hub_namespace, hub_profiles, hub_storage, hub_values
-from components.renderers.hub.hub_notebook_pod import LabProfiles
+from components.renderers.hub import hub_database, hub_gpu_idle, hub_namespace, hub_storage, hub_values
 from components.resources.hub_gpu_idle import create_objects, metrics_role
 from components.resources.hub_namespace import create_hub_namespace
 from components.resources.pod_identity_role import pod_identity_role
@@ -42,16 +42,6 @@ from components.settings import HubGpuIdleSettings, HubSettings, LabSettings, St
 
 # The authenticator traits holding settings' secrets (HUB_SECRET_FIELDS: password, adminPassword, clientSecret).
 SECRET_TRAITS = frozenset({"user_password", "admin_password", "client_secret"})
-
-
-def profile_pools(settings: StackSettings, hub: HubSettings) -> tuple[hub_profiles.ProfilePool, ...]:
-    """The Karpenter pools a lab's hub offers, each with the sharing and warm slot shape the settings work out."""
-    return tuple(
-        hub_profiles.ProfilePool(
-            pool, settings.sharing_for(pool), settings.warm_slot_shape_for(pool), settings.capacity_of(pool).slot
-        )
-        for pool in settings.hub_pools(hub)
-    )
 
 
 def gpu_idle_for(settings: StackSettings, hub: HubSettings) -> HubGpuIdleSettings:
@@ -63,17 +53,12 @@ def reaper_values(settings: StackSettings, lab: LabSettings) -> dict[str, Any]:
     """What the lab's GPU idle reaper adds to its chart values, with the stack's CloudWatch target."""
     assert lab.hub is not None
     metrics = hub_gpu_idle.ReaperMetrics(settings.cluster_name, settings.region, lab.name, lab.hub.max_hours)
-    return hub_gpu_idle.lab_values(gpu_idle_for(settings, lab.hub), lab, metrics, profile_pools(settings, lab.hub))
+    return hub_gpu_idle.lab_values(gpu_idle_for(settings, lab.hub), lab, metrics, settings.resolved.hub_pools(lab.hub))
 
 
 def any_reaper(settings: StackSettings) -> bool:
     """Whether some lab's hub runs the GPU idle reaper (then the dashboard and alarms show it)."""
     return any(lab.hub is not None and gpu_idle_for(settings, lab.hub).enabled for lab in settings.labs)
-
-
-def lab_profiles(settings: StackSettings) -> tuple[LabProfiles, ...]:
-    """Every lab with a hub, with the pools its hub offers (the notebook pods' view)."""
-    return tuple(LabProfiles(lab, profile_pools(settings, lab.hub)) for lab in settings.labs if lab.hub is not None)
 
 
 @dataclass(frozen=True)
@@ -233,7 +218,7 @@ class LabHubs(pulumi.ComponentResource):
         manifest = self.file_system.id.apply(lambda fs_id: hub_storage.home_storage_class(lab, fs_id))
         storage_class = self._storage_class(f"{name}-{lab.name}-home", manifest, provider, efs_csi)
         assert lab.hub is not None
-        pools = profile_pools(settings, lab.hub)
+        pools = settings.resolved.hub_pools(lab.hub)
         gpu_idle = gpu_idle_for(settings, lab.hub)
         values = _with_secrets(
             hub_gpu_idle.with_reaper(
@@ -251,7 +236,7 @@ class LabHubs(pulumi.ComponentResource):
                 f"{name}-{lab.name}-gpu-idle-metrics",
                 cluster_name=settings.cluster_name,
                 eks_cluster_name=args.eks_cluster_name,
-                service_account=(hub_ns, hub_gpu_idle.HUB_SERVICE_ACCOUNT),
+                service_account=(hub_ns, jupyterhub_chart.HUB_SERVICE_ACCOUNT),
                 tags=settings.tags,
                 parent=self,
             )
@@ -261,7 +246,7 @@ class LabHubs(pulumi.ComponentResource):
         create_objects(f"{name}-gpu-idle", mine, provider=provider, parent=self, depends_on=namespace_ready[:1])
         return k8s.helm.v4.Chart(
             f"{name}-{lab.name}",
-            name=hub_namespace.HUB_RELEASE,
+            name=jupyterhub_chart.HUB_RELEASE,
             chart=JUPYTERHUB_CHART,
             version=JUPYTERHUB_CHART_VERSION,
             repository_opts=k8s.helm.v4.RepositoryOptsArgs(repo=JUPYTERHUB_CHART_REPO),

@@ -14,13 +14,12 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.facts import timetable
 from components.facts.constants import KARPENTER_CHART_REPO, KARPENTER_NAMESPACE, KARPENTER_VERSION
 from components.renderers.karpenter import cpu_user_pool_manifests, karpenter_manifests, karpenter_values
 from components.renderers.timetable import timetable_manifests
 from components.resources import karpenter_aws
 from components.resources.warm_headroom import create_warm_headroom
-from components.settings import NodePoolSettings, StackSettings, capacity
+from components.settings import KarpenterPool, StackSettings
 
 
 def stack_context(settings: StackSettings) -> karpenter_aws.StackContext:
@@ -29,26 +28,20 @@ def stack_context(settings: StackSettings) -> karpenter_aws.StackContext:
 
 
 def controller_inputs(settings: StackSettings) -> karpenter_values.ControllerInputs:
-    """What the controller's Helm values read: the sections, the pools' capacity and their lab sessions."""
+    """What the controller's Helm values read: the sections and the resolved Karpenter pools."""
     return karpenter_values.ControllerInputs(
         karpenter=settings.karpenter,
         cluster_name=settings.cluster_name,
         region=settings.region,
         observability=settings.observability,
-        pools=capacity.karpenter_capacities(settings),
-        sessions=pool_sessions(settings),
+        pools=settings.resolved.karpenter_pools,
     )
 
 
-def pool_sessions(settings: StackSettings) -> dict[str, tuple[timetable.Session, ...]]:
-    """Every Karpenter pool's lab sessions, by pool name."""
-    return {pool.name: settings.sessions_on(pool) for pool in settings.karpenter.node_pools}
-
-
-def gpu_node_pool(settings: StackSettings, pool: NodePoolSettings) -> karpenter_manifests.Manifest:
+def gpu_node_pool(pool: KarpenterPool) -> karpenter_manifests.Manifest:
     """The pool's NodePool: its sharing, and no voluntary disruption through its lab sessions (timetable)."""
-    budgets = timetable_manifests.budget_windows(settings.sessions_on(pool), settings.timetable_lead_minutes(pool))
-    return karpenter_manifests.node_pool(pool, settings.sharing_for(pool), session_budgets=budgets)
+    budgets = timetable_manifests.budget_windows(pool.sessions, pool.lead_minutes)
+    return karpenter_manifests.node_pool(pool.settings, pool.sharing, session_budgets=budgets)
 
 
 def node_class_basis(settings: StackSettings) -> karpenter_manifests.NodeClassBasis:
@@ -99,7 +92,7 @@ class Karpenter(pulumi.ComponentResource):
         karpenter_ready: list[pulumi.Resource] = [self.crd_chart, self.controller_chart]
         # Each pool's CapacityBuffer by pool name (pools with warm slots or a lab timetable).
         self.capacity_buffers = {}
-        for pool in settings.karpenter.node_pools:
+        for pool in settings.resolved.karpenter_pools:
             buffer = self._gpu_pool(name, settings, pool, args.k8s_provider, karpenter_ready, node_identity.ready)
             if buffer is not None:
                 self.capacity_buffers[pool.name] = buffer
@@ -208,14 +201,14 @@ class Karpenter(pulumi.ComponentResource):
         self,
         name: str,
         settings: StackSettings,
-        pool: NodePoolSettings,
+        resolved: KarpenterPool,
         provider: k8s.Provider,
         karpenter_ready: list[pulumi.Resource],
         node_identity: list[pulumi.Resource],
     ) -> k8s.apiextensions.CustomResource | None:
         """One GPU pool: its EC2NodeClass, its NodeOverlays (when it shares GPUs), its NodePool, then its
         CapacityBuffer (returned; None without warm slots or sessions)."""
-        sharing = settings.sharing_for(pool)
+        pool, sharing = resolved.settings, resolved.sharing
         basis = node_class_basis(settings)
         node_class = self.node_role.name.apply(
             lambda role: karpenter_manifests.node_class(pool, sharing, basis, node_role_name=role)
@@ -234,7 +227,7 @@ class Karpenter(pulumi.ComponentResource):
             )
             for overlay in karpenter_manifests.node_overlays(pool, sharing)
         ]
-        node_pool = gpu_node_pool(settings, pool)
+        node_pool = gpu_node_pool(resolved)
         node_pool_cr = k8s.apiextensions.CustomResource(
             f"{name}-{pool.name}-nodepool",
             api_version=node_pool["apiVersion"],
@@ -250,8 +243,8 @@ class Karpenter(pulumi.ComponentResource):
         return create_warm_headroom(
             name,
             pool,
-            slot_shape=settings.warm_slot_shape_for(pool),
-            sessions=settings.sessions_on(pool),
+            slot_shape=resolved.warm_slot_shape,
+            sessions=resolved.sessions,
             parent=self,
             provider=provider,
             depends_on=[*karpenter_ready, node_pool_cr],

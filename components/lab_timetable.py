@@ -15,7 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.renderers.timetable import timetable_manifests
-from components.settings import NodePoolSettings, StackSettings
+from components.settings import StackSettings
 
 _KINDS: dict[str, Any] = {
     "ServiceAccount": k8s.core.v1.ServiceAccount,
@@ -24,11 +24,6 @@ _KINDS: dict[str, Any] = {
     "CronJob": k8s.batch.v1.CronJob,
     "NetworkPolicy": k8s.networking.v1.NetworkPolicy,
 }
-
-
-def pool_timetable(settings: StackSettings, pool: NodePoolSettings) -> timetable_manifests.PoolTimetable:
-    """The pool's lab sessions and the lead time its buffer is raised by (the timetable renderers' view)."""
-    return timetable_manifests.PoolTimetable(pool, settings.sessions_on(pool), settings.timetable_lead_minutes(pool))
 
 
 @dataclass(frozen=True)
@@ -51,10 +46,8 @@ class LabTimetable(pulumi.ComponentResource):
         in_namespace = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespace]))
         self._create(name, timetable_manifests.network_policy(), in_namespace)
         self.cronjobs = []
-        pools = settings.karpenter.node_pools if settings.karpenter.enabled else []
-        timetables = [pool_timetable(settings, pool) for pool in pools]
-        for served in timetable_manifests.pools_with_sessions(timetables):
-            pool = served.pool
+        for served in settings.resolved.timetabled:
+            pool = served.settings
             created: list[pulumi.Resource] = []
             for obj in timetable_manifests.pool_objects(served):
                 # A CronJob runs only with its account and rights in place and the buffer it patches created.

@@ -40,7 +40,7 @@ from components.renderers.observability import observability_config as config
 from components.renderers.observability.gpu_dashboard import lab_namespaces, render_dashboard
 from components.resources.hub_gpu_idle import blind_nodes_alarm_resource, create_objects
 from components.resources.pod_identity_role import pod_identity_role
-from components.settings import StackSettings, capacity
+from components.settings import StackSettings
 
 
 @dataclass(frozen=True)
@@ -59,9 +59,9 @@ def idle_fleet(settings: StackSettings) -> gpu_alarms.IdleFleet:
     return gpu_alarms.IdleFleet(
         settings.gpu_node_group,
         settings.demo,
-        capacity.managed_group_slots(settings),
-        tuple(capacity_rows(capacity.all_capacities(settings))),
-        tuple(warm_headroom_rows(settings.karpenter, capacity.karpenter_capacities(settings))),
+        settings.resolved.managed_group_slots,
+        tuple(capacity_rows(settings.resolved.pools)),
+        tuple(warm_headroom_rows(settings.resolved.karpenter_pools)),
     )
 
 
@@ -74,7 +74,7 @@ def dashboard(settings: StackSettings) -> dict[str, Any]:
     """The stack's GPU fleet dashboard body."""
     namespaces = lab_namespaces(settings.labs, settings.demo)
     body = render_dashboard(
-        settings.cluster_name, settings.region, namespaces, pool_slot_ceilings(capacity.all_capacities(settings))
+        settings.cluster_name, settings.region, namespaces, pool_slot_ceilings(settings.resolved.pools)
     )
     if not any_reaper(settings):
         return body

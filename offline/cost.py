@@ -21,8 +21,7 @@ from components.renderers.report.cost_demand import HubLimits, SessionDemand
 from components.renderers.report.cost_forecast import SEED, Budget, PoolForecast, PoolPlan, forecast
 from components.renderers.report.cost_week import Scoring
 from components.renderers.timetable.timetable_manifests import budget_windows
-from components.resources.scheduler_scoring import scoring_strategy
-from components.settings import NodePoolSettings, StackSettings, capacity
+from components.settings import KarpenterPool, StackSettings
 
 FORECAST_FILE = "cost-forecast.json"
 SVG_FILE = "cost-week.svg"
@@ -70,10 +69,10 @@ def buffer_week_utc(base: int, sessions: tuple[timetable.Session, ...], lead: in
     return tuple(profile)
 
 
-def _session_demands(settings: StackSettings, pool: NodePoolSettings) -> tuple[SessionDemand, ...]:
+def _session_demands(settings: StackSettings, pool: KarpenterPool) -> tuple[SessionDemand, ...]:
     hubs = {lab.name: lab.hub for lab in settings.labs}
     demands = []
-    for session in settings.sessions_on(pool):
+    for session in pool.sessions:
         hub = hubs.get(session.lab)
         limits = HubLimits(hub.idle_minutes * 60, hub.max_seconds) if hub is not None else None
         offset = timetable.utc_offsets(session.timezone)[0]
@@ -84,28 +83,29 @@ def _session_demands(settings: StackSettings, pool: NodePoolSettings) -> tuple[S
     return tuple(demands)
 
 
-def _walk_in_hub(settings: StackSettings, pool: NodePoolSettings) -> HubLimits | None:
+def _walk_in_hub(settings: StackSettings, pool: KarpenterPool) -> HubLimits | None:
     for lab in settings.labs:
-        if lab.hub is not None and pool in settings.hub_pools(lab.hub):
+        if lab.hub is not None and pool in settings.resolved.hub_pools(lab.hub):
             return HubLimits(lab.hub.idle_minutes * 60, lab.hub.max_seconds)
     return None
 
 
-def _budgets(settings: StackSettings, pool: NodePoolSettings) -> tuple[Budget, ...]:
+def _budgets(pool: KarpenterPool) -> tuple[Budget, ...]:
     budgets = []
-    for budget in pool.disruption_budgets:
+    for budget in pool.settings.disruption_budgets:
         if budget.reasons is not None and "Empty" not in budget.reasons:
             continue  # does not limit removing empty nodes
         minutes = (timetable.parse_seconds(budget.duration) or 0) // 60 if budget.duration else None
         budgets.append(Budget(budget.nodes, budget.schedule, minutes))
-    windows = budget_windows(settings.sessions_on(pool), settings.timetable_lead_minutes(pool))
+    windows = budget_windows(pool.sessions, pool.lead_minutes)
     budgets += [Budget(w["nodes"], w["schedule"], (timetable.parse_seconds(w["duration"]) or 0) // 60) for w in windows]
     return tuple(budgets)
 
 
-def pool_plan(settings: StackSettings, pool: NodePoolSettings) -> PoolPlan:
+def pool_plan(settings: StackSettings, resolved: KarpenterPool) -> PoolPlan:
     """The simulator's view of one Karpenter pool, as the stack runs it."""
-    slots = pool_slots_per_type(settings.capacity_of(pool))
+    pool = resolved.settings
+    slots = pool_slots_per_type(resolved)
     prices = {
         t: instance_prices.hourly(settings.region, t)
         for t in slots
@@ -116,22 +116,21 @@ def pool_plan(settings: StackSettings, pool: NodePoolSettings) -> PoolPlan:
     demo = settings.demo
     demo_slots = 0
     if demo.enabled and demo_pool(settings.karpenter) == pool.name:
-        demo_slots = max(0, demo.replicas * DEMO_GPUS_PER_POD - capacity.managed_group_slots(settings))
-    lead = settings.timetable_lead_minutes(pool)
-    sessions = settings.sessions_on(pool)
+        demo_slots = max(0, demo.replicas * DEMO_GPUS_PER_POD - settings.resolved.managed_group_slots)
+    lead, sessions = resolved.lead_minutes, resolved.sessions
     return PoolPlan(
         name=pool.name,
         slots_per_type={t: n for t, n in slots.items() if t in prices},
         prices=prices,
         buffer_week=buffer_week_utc(pool.warm_gpu_slots, sessions, lead),
-        budgets=_budgets(settings, pool),
+        budgets=_budgets(resolved),
         consolidate_after_s=timetable.parse_seconds(pool.consolidate_after) or 10**9,
         expire_after_s=timetable.parse_seconds(pool.expire_after),
         grace_s=timetable.parse_seconds(pool.termination_grace_period),
         boot_s=boot_seconds(settings),
-        scoring=scoring_strategy(settings.cluster),  # type: ignore[arg-type]
-        sessions=_session_demands(settings, pool),
-        walk_in_hub=_walk_in_hub(settings, pool),
+        scoring=settings.cluster.scoring_strategy,
+        sessions=_session_demands(settings, resolved),
+        walk_in_hub=_walk_in_hub(settings, resolved),
         demo_slots=demo_slots,
         demo_do_not_disrupt=demo_is_session_pod(demo, settings.labs),
     )
@@ -173,6 +172,8 @@ def _same_week(plan: PoolPlan) -> tuple[Any, ...]:
 
 @dataclass(frozen=True)
 class StackForecast:
+    region: str  # whose on-demand prices
+    scoring: Scoring  # how the stack's scheduler scores nodes
     pools: list[tuple[PoolPlan, PoolForecast]]
     fixed: list[FixedLine]
     skipped: list[tuple[str, str]]  # (line, why the price table cannot price it)
@@ -183,9 +184,8 @@ class StackForecast:
 
 
 def stack_forecast(settings: StackSettings) -> StackForecast:
-    pools = settings.karpenter.node_pools if settings.karpenter.enabled else []
     plans, skipped = [], []
-    for pool in pools:
+    for pool in settings.resolved.karpenter_pools:
         try:
             plans.append(pool_plan(settings, pool))
         except instance_prices.PriceError as exc:
@@ -199,7 +199,7 @@ def stack_forecast(settings: StackSettings) -> StackForecast:
             runs[key] = forecast(plan)
         results.append((plan, dataclasses.replace(runs[key], pool=plan.name)))
     fixed, unpriced = fixed_lines(settings)
-    return StackForecast(results, fixed, skipped + unpriced)
+    return StackForecast(settings.region, settings.cluster.scoring_strategy, results, fixed, skipped + unpriced)
 
 
 def _rounded(value: float | None) -> float | None:
@@ -216,7 +216,7 @@ def forecast_document(settings: StackSettings, stack: StackForecast) -> dict[str
         "region": settings.region,
         "pricesDate": instance_prices.PRICES_DATE,
         "seed": SEED,
-        "scoring": scoring_strategy(settings.cluster),
+        "scoring": settings.cluster.scoring_strategy,
         "pools": {
             p.pool: {
                 "nodeHours": _rounded(p.node_hours),
@@ -262,12 +262,12 @@ def _waits(waits: tuple[int, int] | None) -> str:
     return "-" if waits is None else f"{waits[0]}/{waits[1]} s"
 
 
-def cost_lines(settings: StackSettings, stack: StackForecast) -> list[str]:
+def cost_lines(stack: StackForecast) -> list[str]:
     """The summary's weekly forecast: per GPU pool, then the fixed lines, then the total."""
     lines = [
         "",
-        f"Weekly cost forecast (simulated week, on-demand prices {settings.region} of {instance_prices.PRICES_DATE}, "
-        f"scheduler {scoring_strategy(settings.cluster)}; model and sources: docs/cost.md; cost-week.svg):",
+        f"Weekly cost forecast (simulated week, on-demand prices {stack.region} of {instance_prices.PRICES_DATE}, "
+        f"scheduler {stack.scoring}; model and sources: docs/cost.md; cost-week.svg):",
         f"  {'pool':<22}{'node-h':>8}{'$/week':>10}{'learner-h':>10}{'$/learner-h':>12}{'floor $':>9}{'x floor':>8}"
         f"  wait p50/p95 in class, outside",
     ]

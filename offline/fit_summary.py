@@ -1,13 +1,13 @@
 """The synth summary's fit block: per node group, allocatable, requested, free and the largest pod that must fit
-(the fit model: components/settings/fit.py, fit_placement.py)."""
+(the fit model: components/settings/checks/fit.py, fit_placement.py)."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from components.facts.node_allocatable import Allocatable
-from components.settings import StackSettings
-from components.settings.fit_placement import GroupFit, group_fits
+from components.settings.checks.fit_placement import GroupFit
 
 
 def _amount(value: Allocatable) -> str:
@@ -19,13 +19,14 @@ def _names(fit: GroupFit) -> str:
     return ", ".join(f"{name} x{count}" if count > 1 else name for name, count in counts.items()) or "none"
 
 
-def fit_lines(settings: StackSettings) -> list[str]:
+def fit_lines(fits: Sequence[GroupFit]) -> list[str]:
+    """The block for the node groups' fits (`group_fits`, in their order)."""
     lines = [
         "",
-        "Node fit (Karpenter's allocatable model, pinned add-on and chart requests; components/settings/fit.py):",
+        "Node fit (Karpenter's allocatable model, pinned add-on and chart requests; components/settings/checks/fit.py):",
         f"  {'group':<20}{'nodes':<22}{'allocatable':>22}{'requested':>22}{'free':>22}  largest must-fit pod",
     ]
-    for fit in group_fits(settings):
+    for fit in fits:
         nodes = f"{fit.nodes} x {fit.instance_type}" if fit.group.packed else f"per {fit.instance_type}"
         largest = fit.largest
         biggest = f"{largest.name} ({_amount(largest.requests)})" if largest is not None else "none"

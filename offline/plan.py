@@ -12,7 +12,6 @@ from typing import Any
 import yaml
 
 from components.facts.constants import HELM_TYPES
-from components.hub import lab_profiles
 from components.renderers.hub.hub_notebook_pod import notebook_pods
 from offline.runner import Recording
 
@@ -105,7 +104,7 @@ class Plan:
                 manifests[filename] = obj
         # The notebook Pods the labs' hubs would spawn (one per lab and profile): not created by the program,
         # written so the pods the hub makes are validated like every other object (docs/jupyterhub.md).
-        for filename, pod in notebook_pods(lab_profiles(recording.settings)).items():
+        for filename, pod in notebook_pods(recording.settings.labs, recording.settings.resolved).items():
             if filename in manifests:
                 raise ValueError(f"two Kubernetes objects would be written to manifests/{filename}")
             manifests[filename] = pod

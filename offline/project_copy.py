@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
-# Everything `python synth.py --stack <stack>` needs, besides the stack file itself.
-PROGRAM_FILES = ("Pulumi.yaml", "__main__.py", "synth.py", "components", "offline", "policy")
+# Everything `python synth.py --stack <stack>` needs, besides the stack file itself (the hub ships gpu_reaper/ as files).
+PROGRAM_FILES = ("Pulumi.yaml", "__main__.py", "synth.py", "components", "gpu_reaper", "offline", "policy")
 
 
 def copy_program(destination: Path) -> Path:

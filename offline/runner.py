@@ -18,8 +18,9 @@ from pulumi.runtime import resource as runtime_resource
 from pulumi.runtime import settings as runtime_settings
 from pulumi.runtime.proto import source_pb2
 
+from components.resources.runtime_settings import handed_over
 from components.settings import StackSettings, config_key, load_settings
-from offline.config_files import StackConfig, read_stack_config
+from offline.config_files import StackConfig
 from offline.mocks import PlatformMocks, RecordingMonitor, Registration
 
 
@@ -80,14 +81,13 @@ def _configured_deployer(config: dict[str, str]) -> str | None:
     return deployer if isinstance(deployer, str) else None
 
 
-def record_program(project_dir: Path | str, stack: str) -> Recording:
-    """Validate the stack's config (raises SettingsError / StackFileError), then run the program.
+def record_program(project_dir: Path | str, stack: str, config: StackConfig, settings: StackSettings) -> Recording:
+    """Run the program for `stack` with the config its stack file gives (`read_stack_config`, read once).
 
-    Settings are checked before anything runs, so a bad config never registers a resource.
+    `settings` are that config's, validated once before anything runs (`checked_settings`: a bad config never
+    registers a resource); the program reads them instead of validating the same config again.
     """
     project_dir = Path(project_dir).resolve()
-    config = read_stack_config(project_dir, stack)
-    settings = checked_settings(config)
     monitor = install_mocks(config.project, stack, settings.region, config.values, list(config.secret_keys))
     if str(project_dir) not in sys.path:
         sys.path.insert(0, str(project_dir))
@@ -96,7 +96,7 @@ def record_program(project_dir: Path | str, stack: str) -> Recording:
     def run() -> None:
         runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")
 
-    with constructor_order() as constructed:
+    with constructor_order() as constructed, handed_over(settings):
         run()
     return Recording(
         stack=stack,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+from components.facts.constants import EKS_CLUSTER_TYPE, EKS_NODE_GROUP_TYPE, SCORING_WEIGHTS
+from components.facts.node_monitoring import LATCH_RECOVERY_COMMAND, MAX_UNHEALTHY_NODES
 from components.facts.placeholders import placeholder_values
-from components.hub import profile_pools
 from components.renderers.access.access_entries import matrix_lines
 from components.renderers.device_plugin.gpu_capacity import (
     capacity_rows,
@@ -18,21 +20,26 @@ from components.renderers.hub.hub_values import NOTEBOOK_UID
 from components.renderers.karpenter.karpenter_packing import first_batch_rows, mixed_gpu_count_warnings
 from components.renderers.labs.demo_manifests import DEMO_UID
 from components.renderers.labs.gpu_quota import QuotaNeed, quota_needs
-from components.renderers.observability.dcgm_engines import LATCH_RECOVERY_COMMAND, engine_rows
-from components.renderers.timetable.timetable_report import TimetabledPool, node_lifetimes, pool_weeks, session_peaks
-from components.resources.node_repair import MAX_UNHEALTHY_NODES, NODE_GROUP_TYPE, node_repair_by_group
-from components.resources.scheduler_scoring import CLUSTER_TYPE, SCORING_WEIGHTS, scoring_strategy
-from components.settings import REGION_KEY, StackSettings, capacity, config_key
-from components.settings.rules_hub import hub_warnings
-from offline.cost import StackForecast, cost_lines, stack_forecast
+from components.renderers.observability.dcgm_engines import engine_rows
+from components.renderers.timetable.timetable_report import node_lifetimes, pool_weeks, session_peaks
+from components.settings import REGION_KEY, StackSettings, config_key
+from components.settings.checks.fit_placement import GroupFit
+from components.settings.checks.hubs import hub_warnings
+from offline.cost import StackForecast, cost_lines
 from offline.fit_summary import fit_lines
 from offline.plan import Plan
 
 
 def render_summary(
-    settings: StackSettings, plan: Plan, stack: str, out_dir: Path, forecast: StackForecast | None = None
+    settings: StackSettings,
+    plan: Plan,
+    stack: str,
+    out_dir: Path,
+    forecast: StackForecast,
+    fits: Sequence[GroupFit],
 ) -> str:
-    """The summary; `forecast`: the synth's own (computed here when not given)."""
+    """The summary of a synth: its plan, the stack's resolved pools, its cost `forecast` (`stack_forecast`) and
+    its node groups' `fits` (`group_fits`), both worked out once by the synth."""
     counts = plan.type_counts()
     lines = [
         f"gpu-platform stack '{stack}': {len(plan.resources)} resources, {len(plan.manifests)} Kubernetes objects, "
@@ -44,7 +51,7 @@ def render_summary(
         "GPU capacity (schedulable nvidia.com/gpu = physical GPUs x sharing replicas):",
         f"  {'pool':<22}{'instance type':<16}{'GPUs/node':>10}{'sharing':>18}{'gpu/node':>10}{'at limit':>10}",
     ]
-    for row in capacity_rows(capacity.all_capacities(settings)):
+    for row in capacity_rows(settings.resolved.pools):
         lines.append(
             f"  {row.pool:<22}{row.instance_type:<16}{row.physical_gpus:>10}{row.sharing:>18}"
             f"{row.schedulable_per_node:>10}{row.schedulable_at_limit:>10}"
@@ -64,20 +71,20 @@ def render_summary(
     lines += _timetable_lines(settings)
     lines += _node_lifetime_lines(settings)
     lines += _hub_lines(settings)
-    lines += fit_lines(settings)
-    lines += cost_lines(settings, forecast or stack_forecast(settings))
+    lines += fit_lines(fits)
+    lines += cost_lines(forecast)
     return "\n".join([*lines, *_access_lines(settings), *_placeholder_lines(settings)])
 
 
 def _slot_lines(settings: StackSettings) -> list[str]:
     """Per pool: its sharing kind, the GPU memory one slot gets and what is isolated (docs/sharing-kinds.md)."""
     lines = ["", "GPU slots (per pool: sharing kind, GPU memory per slot on its smallest GPU, isolation):"]
-    for pool in capacity.all_capacities(settings):
+    for pool in settings.resolved.pools:
         slot = pool.slot
         fence = {"time-slicing": "fair share, not enforced", "mps": "capped per client"}.get(slot.kind, "its own")
         memory = f"{slot.memory_mib} MiB {fence}"
         lines.append(f"  {pool.name:<22}{slot.kind:<14}{memory:<35}{slot.isolation.describe()}")
-    mps = [pool.name for pool in capacity.all_capacities(settings) if pool.slot_kind == "mps"]
+    mps = [pool.name for pool in settings.resolved.pools if pool.slot_kind == "mps"]
     if mps and settings.demo.enabled and DEMO_UID != NOTEBOOK_UID:
         # MPS serves one client UID per GPU at a time (nvidia-cuda-mps-control(1)); docs/sharing-kinds.md.
         lines.append(
@@ -88,8 +95,7 @@ def _slot_lines(settings: StackSettings) -> list[str]:
 
 
 def _quota_needs(settings: StackSettings) -> list[QuotaNeed]:
-    group = capacity.managed_group_capacity(settings)
-    return quota_needs(settings.gpu_node_group, group, settings.karpenter, capacity.karpenter_capacities(settings))
+    return quota_needs(settings.gpu_node_group, settings.resolved)
 
 
 def _access_lines(settings: StackSettings) -> list[str]:
@@ -118,7 +124,7 @@ def _placeholder_lines(settings: StackSettings) -> list[str]:
 
 
 def _warm_headroom_lines(settings: StackSettings) -> list[str]:
-    rows = warm_headroom_rows(settings.karpenter, capacity.karpenter_capacities(settings))
+    rows = warm_headroom_rows(settings.resolved.karpenter_pools)
     if not rows:
         return ["", "Warm GPU headroom: none (no pool sets warmGpuSlots)"]
     lines = [
@@ -134,12 +140,7 @@ def _warm_headroom_lines(settings: StackSettings) -> list[str]:
 
 
 def _first_batch_lines(settings: StackSettings) -> list[str]:
-    rows = first_batch_rows(
-        settings.karpenter,
-        settings.demo,
-        capacity.karpenter_capacities(settings),
-        capacity.managed_group_slots(settings),
-    )
+    rows = first_batch_rows(settings.karpenter, settings.demo, settings.resolved)
     warnings = mixed_gpu_count_warnings(settings.karpenter)
     if not rows and not warnings:
         return []
@@ -160,23 +161,26 @@ def _node_repair_lines(settings: StackSettings) -> list[str]:
     # that child, so resources.json cannot show it.
     return [
         "",
-        f"EKS node auto repair (nodeRepairConfig on the {NODE_GROUP_TYPE} of each managed node group; "
+        f"EKS node auto repair (nodeRepairConfig on the {EKS_NODE_GROUP_TYPE} of each managed node group; "
         f"it stops while more than {MAX_UNHEALTHY_NODES} node of a group is unhealthy and repairs one at a time; "
         "set by a transform at `up` time, so not provable offline; after `up` check "
         "`aws eks describe-nodegroup ... --query nodegroup.nodeRepairConfig`):",
-        *(
-            f"  {group:<22}{'enabled' if on else 'off'}"
-            for group, on in node_repair_by_group(settings.gpu_node_group, settings.observability)
-        ),
+        *(f"  {group:<22}{'enabled' if on else 'off'}" for group, on in _node_repair_by_group(settings)),
     ]
+
+
+def _node_repair_by_group(settings: StackSettings) -> list[tuple[str, bool]]:
+    """(config key of each managed node group the stack creates, whether the transform sets nodeRepairConfig)."""
+    groups = ["systemNodes", *(["gpuNodeGroup"] if settings.gpu_node_group.enabled else [])]
+    return [(group, settings.observability.node_repair) for group in groups]
 
 
 def _scheduler_scoring_lines(settings: StackSettings) -> list[str]:
     # Like node repair: a transform sets it on the aws.eks.Cluster inside pulumi-eks, which the mocks never see.
-    strategy = scoring_strategy(settings.cluster)
+    strategy = settings.cluster.scoring_strategy
     weights = ", ".join(f"{name} {weight}" for name, weight in SCORING_WEIGHTS)
     how = (
-        f"set by a transform on the {CLUSTER_TYPE} (weights {weights}) at `up` time, so not provable offline; "
+        f"set by a transform on the {EKS_CLUSTER_TYPE} (weights {weights}) at `up` time, so not provable offline; "
         "after `up` check `aws eks describe-cluster --query cluster.kubeSchedulerConfig`"
         if strategy == "MostAllocated"
         else "EKS's default (gpu-platform:cluster.mostAllocatedScoring is false): pods spread over nodes"
@@ -211,32 +215,17 @@ def _lab_lines(settings: StackSettings) -> list[str]:
     lines = [
         "",
         f"Learning labs (GPU slots = ResourceQuota requests.nvidia.com/gpu; pools provide at most "
-        f"{max_schedulable_slots(capacity.all_capacities(settings))}):",
+        f"{max_schedulable_slots(settings.resolved.pools)}):",
         f"  {'lab':<22}{'GPU slots':>10}{'members':>10}",
         *(f"  {lab.name:<22}{lab.gpu_slots:>10}{len(lab.members):>10}" for lab in settings.labs),
         f"  {'total':<22}{sum(lab.gpu_slots for lab in settings.labs):>10}",
     ]
-    warning = lab_slot_warning(capacity.all_capacities(settings), settings.labs)
+    warning = lab_slot_warning(settings.resolved.pools, settings.labs)
     return [*lines, *([f"  {warning}"] if warning else [])]
 
 
-def timetabled_pools(settings: StackSettings) -> tuple[TimetabledPool, ...]:
-    """Every Karpenter pool (none while Karpenter is off) with what the timetable report reads of it."""
-    pools = settings.karpenter.node_pools if settings.karpenter.enabled else []
-    return tuple(
-        TimetabledPool(
-            pool,
-            sessions=settings.sessions_on(pool),
-            lead_minutes=settings.timetable_lead_minutes(pool),
-            capacity=settings.capacity_of(pool),
-            hold_seconds=settings.node_hold_seconds(pool),
-        )
-        for pool in pools
-    )
-
-
 def _timetable_lines(settings: StackSettings) -> list[str]:
-    pools = timetabled_pools(settings)
+    pools = settings.resolved.karpenter_pools
     peaks = session_peaks(pools)
     if not peaks:
         return []
@@ -265,7 +254,7 @@ def _timetable_lines(settings: StackSettings) -> list[str]:
 
 
 def _node_lifetime_lines(settings: StackSettings) -> list[str]:
-    rows = node_lifetimes(timetabled_pools(settings))
+    rows = node_lifetimes(settings.resolved.karpenter_pools)
     if not rows:
         return []
     return [
@@ -298,7 +287,10 @@ def _hub_lines(settings: StackSettings) -> list[str]:
         lines += [
             f"    runs in {hub_ns} (no member rights): hub, proxy, culler, GPU idle reaper, the hub's Secrets and "
             f"database; in {lab.name} (quota, LimitRange, fences, guard): notebooks, home PVCs, Role hub-spawner",
-            *(f"    profile {p.slug:<24}{p.display_name}" for p in hub_profiles.profiles(profile_pools(settings, hub))),
+            *(
+                f"    profile {p.slug:<24}{p.display_name}"
+                for p in hub_profiles.profiles(settings.resolved.hub_pools(hub))
+            ),
         ]
     lines += [f"  WARNING: {key}: {message}" for key, message in hub_warnings(settings)]
     lines.append(

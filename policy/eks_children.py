@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from components.facts.aws_rules.aws_rules_network import SECURITY_GROUP, SECURITY_GROUP_RULE
-from components.facts.aws_rules.aws_rules_platform import EKS_ADDON, EKS_CLUSTER, EKS_NODE_GROUP, IAM_ROLE
+from components.facts.aws_rules.network import SECURITY_GROUP, SECURITY_GROUP_RULE
+from components.facts.aws_rules.platform import EKS_ADDON, EKS_CLUSTER, EKS_NODE_GROUP, IAM_ROLE
 
 EKS_CLUSTER_COMPONENT = "eks:index:Cluster"
 EKS_MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"

@@ -1,4 +1,4 @@
-"""Hold every `aws:*` input of a plan to the AWS provider's own validators (components.facts.aws_rules.aws_provider_rules).
+"""Hold every `aws:*` input of a plan to the AWS provider's own validators (components.facts.aws_rules.table).
 
 Pure functions over a plan (`resources.json`'s objects), shared by the synth (which exits 1 on a violation),
 `python -m policy.check DIR` and the policy pack. pulumi-eks's children are derived from its components'
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from components.facts.aws_rules.aws_provider_rules import MAP_INPUTS, TABLE, rule_for
-from components.facts.aws_rules.aws_validators import problems
+from components.facts.aws_rules.table import MAP_INPUTS, TABLE, rule_for
+from components.facts.aws_rules.validators import problems
 from policy.eks_children import EKS_CLUSTER_COMPONENT, children
 
 RULE_NAME = "aws-provider-rules"

@@ -398,7 +398,7 @@ RULES: tuple[PolicyRule, ...] = (
     ),
     PolicyRule(
         PROVIDER_RULE_NAME,
-        "Every aws:* input passes the AWS provider's own validators (components/facts/aws_rules/aws_provider_rules.py); "
+        "Every aws:* input passes the AWS provider's own validators (components/facts/aws_rules/table.py); "
         "python -m policy.check also holds pulumi-eks's children to them.",
         resource_violations,
         provider_rule_types(),

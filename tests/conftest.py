@@ -5,8 +5,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
-import gc
-import importlib.util
 import inspect
 import io
 import os
@@ -14,7 +12,6 @@ import re
 import runpy
 import subprocess
 import sys
-import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -23,6 +20,7 @@ import pulumi
 import pytest
 import yaml
 
+from offline import speed
 from offline.config_files import read_stack_config, stacks_in
 from offline.plan import Plan
 from offline.project_copy import copy_program
@@ -31,27 +29,6 @@ from offline.runner import discard_pending_tasks
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
-def _defer_the_iri_grammar() -> None:
-    """jsonschema imports `rfc3987_syntax` for its `iri` format when installed (jupyterhub's jupyter-events pulls it
-    in), and that module compiles a Lark grammar at import: ~2 s for every interpreter that imports jsonschema.
-    A stand-in whose `is_valid_syntax` imports the real one on its first call keeps the check and defers its cost
-    to a schema that uses `iri` (none of the shared schemas does)."""
-    spec = importlib.util.find_spec("rfc3987_syntax")
-    if spec is None or "rfc3987_syntax" in sys.modules or "jsonschema" in sys.modules:
-        return
-    stand_in = types.ModuleType("rfc3987_syntax")
-    stand_in.__path__ = list(spec.submodule_search_locations or [])
-
-    def is_valid_syntax(term: str, value: str) -> bool:
-        from rfc3987_syntax.syntax_helpers import is_valid_syntax as real
-
-        return bool(real(term, value))
-
-    stand_in.is_valid_syntax = is_valid_syntax  # type: ignore[attr-defined]
-    sys.modules["rfc3987_syntax"] = stand_in
-
-
-_defer_the_iri_grammar()
 SHARED_DIR = PROJECT_DIR.parent / "shared"
 STACKS = stacks_in(PROJECT_DIR)
 
@@ -318,11 +295,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Collection imported the SDKs (hundreds of thousands of long-lived objects): move them out of the collector's
-    reach, so the full collections the Pulumi runtime's many tasks trigger stop walking them (a synth runs ~1.8x
-    faster). Nothing collected later is affected."""
-    gc.collect()
-    gc.freeze()
+    """Collection imported the SDKs: out of the collector's reach (offline/speed.py)."""
+    speed.freeze_the_heap()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -66,6 +66,15 @@ IAM_POLICY_VERSION: Final = "2012-10-17"
 HELM_RELEASE_TYPE: Final = "kubernetes:helm.sh/v3:Release"
 HELM_CHART_TYPE: Final = "kubernetes:helm.sh/v4:Chart"
 HELM_TYPES: Final = (HELM_RELEASE_TYPE, HELM_CHART_TYPE)
+# The children of pulumi-eks components that the program's resource transforms reach (components/resources/).
+EKS_CLUSTER_TYPE: Final = "aws:eks/cluster:Cluster"
+EKS_NODE_GROUP_TYPE: Final = "aws:eks/nodeGroup:NodeGroup"
+
+# --- kube-scheduler scoring (cluster.mostAllocatedScoring; components/resources/scheduler_scoring.py) ----------
+MOST_ALLOCATED: Final = "MostAllocated"
+# nvidia.com/gpu weighs most: a GPU slot is what a node costs; cpu and memory break ties between nodes that
+# hold the same number of slots (weights 1-100, the EKS API's range as pulumi-aws documents it).
+SCORING_WEIGHTS: Final = (("nvidia.com/gpu", 5), ("cpu", 1), ("memory", 1))
 
 # --- Discovery -----------------------------------------------------------------------------
 # Karpenter finds subnets and the node security group by this tag (value: the cluster name).

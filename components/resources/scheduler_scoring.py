@@ -22,17 +22,13 @@ from typing import Final
 
 import pulumi
 
+from components.facts.constants import EKS_CLUSTER_TYPE, MOST_ALLOCATED, SCORING_WEIGHTS
 from components.settings import ClusterSettings
 
-CLUSTER_TYPE: Final = "aws:eks/cluster:Cluster"
-SCORING_TYPE: Final = "MostAllocated"
-# nvidia.com/gpu weighs most: a GPU slot is what a node costs; cpu and memory break ties between nodes that
-# hold the same number of slots (weights 1-100, the EKS API's range as pulumi-aws documents it).
-SCORING_WEIGHTS: Final = (("nvidia.com/gpu", 5), ("cpu", 1), ("memory", 1))
 KUBE_SCHEDULER_CONFIG: Final = {
     "nodeResourcesFit": {
         "scoringStrategy": {
-            "type": SCORING_TYPE,
+            "type": MOST_ALLOCATED,
             "resources": [{"name": name, "weight": weight} for name, weight in SCORING_WEIGHTS],
         }
     }
@@ -41,7 +37,7 @@ KUBE_SCHEDULER_CONFIG: Final = {
 
 def pack_scheduling(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
     """Sets `kubeSchedulerConfig` (MostAllocated) on the EKS cluster a pulumi-eks Cluster creates."""
-    if args.type_ != CLUSTER_TYPE:
+    if args.type_ != EKS_CLUSTER_TYPE:
         return None
     config = copy.deepcopy(KUBE_SCHEDULER_CONFIG)
     return pulumi.ResourceTransformResult(props={**args.props, "kubeSchedulerConfig": config}, opts=args.opts)
@@ -49,8 +45,3 @@ def pack_scheduling(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransf
 
 def scheduler_scoring_transforms(cluster: ClusterSettings) -> list[pulumi.ResourceTransform]:
     return [pack_scheduling] if cluster.most_allocated_scoring else []
-
-
-def scoring_strategy(cluster: ClusterSettings) -> str:
-    """The scheduler's NodeResourcesFit scoring the stack runs with (EKS's default: LeastAllocated)."""
-    return SCORING_TYPE if cluster.most_allocated_scoring else "LeastAllocated"

@@ -5,20 +5,23 @@ JSON text, `"aws:region"` -> `"us-west-1"`). `load_settings` turns that map into
 `StackSettings` or raises `SettingsError`, which lists every offending key path with what is
 allowed. Nothing here imports Pulumi: the synth, the program and the tests share it.
 
-One job per module (each at most 300 lines; tests/house/test_settings_package.py holds that, and that these
-modules import only each other and the fact modules, never a component or a renderer):
+One concern per module (tests/house/test_settings_package.py holds that these modules import only each other and the
+fact modules, never a component or a renderer), from the bottom up:
 
 - `fields.py`: field types (each check's docstring says what is allowed) and the base models
 - `cluster.py`, `gpu.py`, `karpenter.py`, `observability.py`, `hub.py`, `labs.py`: the sections' models
-- `stack.py`: `StackSettings`, every section together, and the views derived from them
-- `rules.py`, `rules_pools.py`, `rules_hub.py`: the rules across sections (warm slots, timetables, hubs, labs)
-- `capacity.py`: the one capacity model (per pool: GPUs, vCPUs, slots per node, allocatable, quota vCPUs)
-- `loading.py`: Pulumi's flat config map into `StackSettings`; `errors.py`: `SettingsError` and its wording
+- `resolved.py`: the resolved model, every GPU pool worked out once from the sections (sharing, slots,
+  GPUs, vCPUs and allocatable per instance type, warm slot shape, sessions, lead and hold times, limits)
+- `stack.py`: `StackSettings`, every section together, its resolved pools (`StackSettings.resolved`)
+- `checks/`: the checks across sections (pools, warm slots, timetables, hubs, labs, the fit model)
+- `loading.py`: the config front door, Pulumi's flat config map checked (namespaces, unknown keys, empty values,
+  secrets, settings a switched-off feature ignores; switches and defaults read from the models' fields) into
+  `StackSettings`, then the checks across sections; `errors.py`: `SettingsError` and its wording, from the models'
+  JSON schema
 
 Callers import from `components.settings`: every name a caller uses is re-exported here (tests/house/test_settings_package.py).
 """
 
-from components.settings import capacity, fit, fit_placement
 from components.settings.cluster import (
     ClusterSettings,
     ControlPlaneLogType,
@@ -74,12 +77,12 @@ from components.settings.hub import (
     Hostname,
     HttpsUrl,
     HubAuth,
+    HubGpuIdleSettings,
     HubSettings,
     HubUsername,
     OidcAuth,
     SharedPasswordAuth,
 )
-from components.settings.hub_gpu_idle import HubGpuIdleSettings
 from components.settings.karpenter import (
     TYPICAL_WARM_SLOT,
     WARM_SLOT_FLOOR,
@@ -93,6 +96,16 @@ from components.settings.karpenter import (
 from components.settings.labs import RESERVED_NAMESPACES, DemoSettings, LabSession, LabSettings
 from components.settings.loading import allowed_config_keys, config_key, load_settings
 from components.settings.observability import ObservabilitySettings
+from components.settings.resolved import (
+    MANAGED_GROUP_POOL,
+    Isolation,
+    KarpenterPool,
+    NodeCapacity,
+    ResolvedPool,
+    ResolvedStack,
+    SharingKind,
+    SlotModel,
+)
 from components.settings.stack import StackSettings
 
 __all__ = [
@@ -107,6 +120,7 @@ __all__ = [
     "HUB_SECRET_FIELDS",
     "IAM_NAME_MAX",
     "LONGEST_DERIVED_SUFFIX",
+    "MANAGED_GROUP_POOL",
     "MAX_PODS_RANGE",
     "MPS_MAX_REPLICAS",
     "POD_PIDS_LIMIT_RANGE",
@@ -146,18 +160,25 @@ __all__ = [
     "HubSettings",
     "HubUsername",
     "InstanceType",
+    "Isolation",
+    "KarpenterPool",
     "KarpenterSettings",
     "LabSession",
     "LabSettings",
     "NetworkSettings",
+    "NodeCapacity",
     "NodePoolSettings",
     "ObservabilitySettings",
     "OidcAuth",
     "PinnedImage",
     "PrincipalArn",
+    "ResolvedPool",
+    "ResolvedStack",
     "RootVolumeSettings",
     "SettingsError",
     "SharedPasswordAuth",
+    "SharingKind",
+    "SlotModel",
     "StackSettings",
     "SubnetId",
     "SystemNodeGroupSettings",
@@ -165,9 +186,6 @@ __all__ = [
     "VpcId",
     "WarmSlotShape",
     "allowed_config_keys",
-    "capacity",
     "config_key",
-    "fit",
-    "fit_placement",
     "load_settings",
 ]

@@ -7,6 +7,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
+from components.facts.constants import MOST_ALLOCATED
 from components.settings.fields import (
     Cidr,
     CpuInstanceType,
@@ -79,6 +80,11 @@ class ClusterSettings(SettingsModel):
     most_allocated_scoring: bool = True
     """Pack pods: kube-scheduler's NodeResourcesFit scores nodes MostAllocated (nvidia.com/gpu weight 5, cpu
     and memory 1) instead of EKS's default LeastAllocated, cluster-wide, system pods included (docs/cost.md)."""
+
+    @property
+    def scoring_strategy(self) -> Literal["MostAllocated", "LeastAllocated"]:
+        """The scheduler's NodeResourcesFit scoring the stack runs with (EKS's default: LeastAllocated)."""
+        return MOST_ALLOCATED if self.most_allocated_scoring else "LeastAllocated"
 
     @model_validator(mode="after")
     def _public_endpoint_is_restricted(self) -> Self:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from dataclasses import dataclass
 from typing import Annotated, Any, Self
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
@@ -248,6 +249,15 @@ CronSchedule = Annotated[str, AfterValidator(_schedule)]
 
 
 # --- base models -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IgnoredUnless:
+    """Field metadata (`Annotated[int, IgnoredUnless("gpu_metrics")]`): the key takes effect only while `switch`, a
+    true-or-false key of the same section, is true. The front door (`loading.load_settings`) reports the key set
+    while its switch is false, reading the switch's default from its field, instead of dropping it silently."""
+
+    switch: str
 
 
 class SettingsModel(BaseModel):

@@ -119,7 +119,7 @@ class GpuNodeGroupSettings(ScalingSettings):
 # capability >= 7.5 (T4 and newer; every GPU in the catalog): NVIDIA MPS docs, "Limitations" (48 client CUDA
 # contexts per device on Volta and newer), enforced by the plugin's control daemon at v0.20.0
 # (cmd/mps-control-daemon/mps/device.go, maxClients). The per-client cap's floor is a stack rule
-# (rules_pools.sharing_fits_instance_types): it needs the pool's GPU memory.
+# (checks/pools.py: sharing_fits_instance_types): it needs the pool's GPU memory.
 MPS_MAX_REPLICAS = 48
 TIME_SLICING_MAX_REPLICAS = 64
 

@@ -7,7 +7,7 @@ from typing import Annotated, Self
 
 from pydantic import AfterValidator, Field, model_validator
 
-from components.settings.fields import SettingsModel
+from components.settings.fields import IgnoredUnless, SettingsModel
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[a-zA-Z]{2,}$")
 # SNS subscription endpoints an alarm can reach without a confirmation link: SQS queues and Lambda functions.
@@ -64,20 +64,22 @@ class ObservabilitySettings(SettingsModel):
     """CloudWatch Observability add-on (Container Insights, NVIDIA GPU metrics), GPU dashboard, alarms."""
     node_repair: bool = False
     """EKS node monitoring agent, Karpenter node repair, EKS node auto repair on the managed groups."""
-    idle_gpu_threshold_percent: Annotated[int, Field(ge=1, le=100)] = 10
+    idle_gpu_threshold_percent: Annotated[int, Field(ge=1, le=100), IgnoredUnless("gpu_metrics")] = 10
     """Idle-GPU alarm: more GPU nodes run than the managed floor, warm slots and demo hold, and the busiest
     GPU stays below this utilisation for idleGpuHours; needs gpuMetrics."""
-    idle_gpu_hours: Annotated[int, Field(ge=1, le=72)] = 4
+    idle_gpu_hours: Annotated[int, Field(ge=1, le=72), IgnoredUnless("gpu_metrics")] = 4
     """Hours the idle-GPU alarm waits; needs gpuMetrics."""
-    stuck_gpu_node_minutes: Annotated[int, Field(ge=10, le=1440)] = 30
+    stuck_gpu_node_minutes: Annotated[int, Field(ge=10, le=1440), IgnoredUnless("gpu_metrics")] = 30
     """Stuck-GPU-node alarm: a GPU node advertises no nvidia.com/gpu this long; needs gpuMetrics."""
-    alarm_subscribers: Annotated[list[Annotated[str, AfterValidator(_alarm_subscriber)]], Field(max_length=20)] = []
+    alarm_subscribers: Annotated[
+        list[Annotated[str, AfterValidator(_alarm_subscriber)]], Field(max_length=20), IgnoredUnless("gpu_metrics")
+    ] = []
     """SNS subscribers of the alarm topic: e-mails must confirm, queues and functions need a policy allowing
     SNS; needs gpuMetrics."""
 
     @model_validator(mode="after")
     def _subscribers_once(self) -> Self:
-        # (Subscribers, like the alarm settings, are rejected without gpuMetrics: config_rules._DEPENDENT_KEYS.)
+        # (Subscribers, like the alarm settings, are rejected without gpuMetrics: `IgnoredUnless` above.)
         repeated = sorted({s for s in self.alarm_subscribers if self.alarm_subscribers.count(s) > 1})
         if repeated:
             raise ValueError(f"alarmSubscribers: each subscriber once (repeated: {', '.join(repeated)})")

@@ -1,21 +1,22 @@
-"""`StackSettings`: every section of one stack, and the views derived from them (a pool's sharing, its
-sessions, the images GPU nodes pre-pull). The rules across sections live in `components/settings/rules*.py`."""
+"""`StackSettings`: every section of one stack, its resolved GPU pools (`resolved`, built once) and the stack-wide
+views (the images GPU nodes pre-pull, the add-ons that run). The checks across sections live in
+`components/settings/checks/`, which `load_settings` runs once the model is built."""
 
 from __future__ import annotations
 
-from typing import Annotated, Self
+import functools
+from collections.abc import Mapping
+from typing import Annotated, Any, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
-from components.facts import node_allocatable, timetable
-from components.settings import capacity, rules
 from components.settings.cluster import ClusterSettings, NetworkSettings, SystemNodeGroupSettings
 from components.settings.fields import ClusterName, KubernetesVersion, Region, SettingsModel, TagKey, TagValue
 from components.settings.gpu import GpuNodeGroupSettings, GpuNodeSettings, GpuSharingSettings
-from components.settings.hub import HubSettings
-from components.settings.karpenter import KarpenterSettings, NodePoolSettings, WarmSlotShape
-from components.settings.labs import DemoSettings, LabSession, LabSettings
+from components.settings.karpenter import KarpenterSettings
+from components.settings.labs import DemoSettings, LabSettings
 from components.settings.observability import ObservabilitySettings
+from components.settings.resolved import ResolvedStack, resolve
 
 
 class StackSettings(SettingsModel):
@@ -52,98 +53,34 @@ class StackSettings(SettingsModel):
     labs: Annotated[list[LabSettings], Field(max_length=50)] = []
     """Learning labs: a namespace each, with its quota, policies and members' access."""
 
-    def sharing_for(self, pool: NodePoolSettings | None) -> GpuSharingSettings:
-        """Sharing of one Karpenter pool (its override, else the stack default); None = managed group."""
-        return pool.gpu_sharing if pool is not None and pool.gpu_sharing else self.gpu_sharing
+    @functools.cached_property
+    def resolved(self) -> ResolvedStack:
+        """Every GPU pool worked out once from these sections (`components/settings/resolved.py`)."""
+        return resolve(
+            karpenter=self.karpenter,
+            gpu_node_group=self.gpu_node_group,
+            gpu_sharing=self.gpu_sharing,
+            gpu_nodes=self.gpu_nodes,
+            observability=self.observability,
+            labs=self.labs,
+            ebs_csi=self.ebs_csi_driver_enabled,
+        )
 
-    # --- capacity (components/settings/capacity.py: the one capacity model) ---
-
-    def capacity_of(self, pool: NodePoolSettings) -> capacity.PoolCapacity:
-        """The pool's capacity model: per instance type its GPUs, vCPUs, slots and allocatable."""
-        return capacity.pool_capacity(self, pool)
-
-    def warm_slot_shape_for(self, pool: NodePoolSettings) -> WarmSlotShape:
-        """One warm slot's CPU and memory: the pool's setting, else the largest share up to a typical lab pod
-        that lets every node of the pool hold all its slots (GPUs x replicas) after system reservations."""
-        if pool.warm_slot_shape is not None:
-            return pool.warm_slot_shape
-        return self.capacity_of(pool).default_warm_slot_shape()
-
-    def pool_node_allocatable(self, pool: NodePoolSettings, instance_type: str) -> node_allocatable.Allocatable:
-        """What one node of this pool offers pods once the DaemonSets these settings run on it are placed."""
-        return self.capacity_of(pool).node(instance_type).allocatable
-
-    def slots_per_node(self, pool: NodePoolSettings, instance_type: str) -> int:
-        """Shared `nvidia.com/gpu` slots one node of this type offers in this pool (GPUs x replicas)."""
-        return self.capacity_of(pool).node(instance_type).slots
-
-    # --- the lab timetable (components/facts/timetable.py, docs/timetable.md) ---
-
-    def session_pool(self, session: LabSession) -> NodePoolSettings | None:
-        """The Karpenter pool a session warms: its nodePool, else the stack's only pool (None: unresolved)."""
-        pools = self.karpenter.node_pools if self.karpenter.enabled else []
-        if session.node_pool is None:
-            return pools[0] if len(pools) == 1 else None
-        return next((pool for pool in pools if pool.name == session.node_pool), None)
-
-    def sessions_on(self, pool: NodePoolSettings) -> tuple[timetable.Session, ...]:
-        """Every lab session this pool serves, in config order."""
-        found = []
-        for i, lab in enumerate(self.labs):
-            for j, session in enumerate(lab.sessions):
-                served_by = self.session_pool(session)
-                if served_by is not None and served_by.name == pool.name:
-                    found.append(
-                        timetable.Session(
-                            lab=lab.name,
-                            key=f"labs.{i}.sessions.{j}",
-                            pool=pool.name,
-                            schedule=session.schedule,
-                            timezone=session.timezone,
-                            duration_minutes=session.duration_minutes,
-                            learners=session.learners,
-                        )
-                    )
-        return tuple(found)
-
-    def timetable_lead_minutes(self, pool: NodePoolSettings) -> int:
-        """How long before a session the pool's buffer is raised: the modelled time to GPU, rounded up."""
-        nodes = self.gpu_nodes
-        return timetable.lead_minutes_for(pre_pulls=bool(nodes.pre_pull_images), fast_image_pull=nodes.fast_image_pull)
-
-    def session_hold_seconds(self, pool: NodePoolSettings) -> int:
-        """The longest a node of this pool must keep one session pod alive (0: the pool serves no session).
-
-        The one place this is computed: a session pod may land from the lead time on and must live to the
-        session's end. A hub's notebooks are held for their maximum server age: `node_hold_seconds`.
-        """
-        lead = self.timetable_lead_minutes(pool)
-        return max(((lead + s.duration_minutes) * 60 for s in self.sessions_on(pool)), default=0)
-
-    def node_hold_seconds(self, pool: NodePoolSettings) -> int:
-        """The longest a node of this pool must keep one lab pod alive: a session's, or a hub notebook's max age."""
-        hubs = [lab.hub for lab in self.labs if lab.hub is not None and pool in self.hub_pools(lab.hub)]
-        return max([self.session_hold_seconds(pool), *(hub.max_seconds for hub in hubs)])
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy whose pools are resolved afresh from its own sections (the cached `resolved` is not carried)."""
+        copied = super().model_copy(update=update, deep=deep)
+        copied.__dict__.pop("resolved", None)
+        return copied
 
     @property
     def sharing_profiles(self) -> tuple[GpuSharingSettings, ...]:
         """Distinct sharing setups in use, one device-plugin DaemonSet each, sorted by profile name."""
-        used: dict[str, GpuSharingSettings] = {}
-        if self.gpu_node_group.enabled:
-            used[self.gpu_sharing.profile] = self.gpu_sharing
-        if self.karpenter.enabled:
-            for pool in self.karpenter.node_pools:
-                sharing = self.sharing_for(pool)
-                used[sharing.profile] = sharing
+        used = {pool.sharing.profile: pool.sharing for pool in self.resolved.pools}
         return tuple(used[k] for k in sorted(used))
 
     @property
     def gpu_instance_types(self) -> tuple[str, ...]:
-        types = set(self.gpu_node_group.instance_types) if self.gpu_node_group.enabled else set()
-        if self.karpenter.enabled:
-            for pool in self.karpenter.node_pools:
-                types.update(pool.selected_instance_types)
-        return tuple(sorted(types))
+        return tuple(sorted({node.instance_type for pool in self.resolved.pools for node in pool.nodes}))
 
     @property
     def hub_images(self) -> tuple[str, ...]:
@@ -166,15 +103,3 @@ class StackSettings(SettingsModel):
     def cpu_user_pool_enabled(self) -> bool:
         """The CPU user pool exists: Karpenter is on and some lab has a hub (its CPU profile runs there)."""
         return self.karpenter.enabled and any(lab.hub is not None for lab in self.labs)
-
-    def hub_pools(self, hub: HubSettings) -> tuple[NodePoolSettings, ...]:
-        """The Karpenter pools a lab's hub offers as GPU profiles (its `pools`, else every pool), in config order."""
-        if not self.karpenter.enabled:
-            return ()
-        wanted = hub.pools
-        return tuple(p for p in self.karpenter.node_pools if wanted is None or p.name in wanted)
-
-    @model_validator(mode="after")
-    def _sections_fit_together(self) -> Self:
-        rules.check_stack(self)
-        return self

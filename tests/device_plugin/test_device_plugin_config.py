@@ -90,7 +90,7 @@ def test_rendered_config_says_what_the_settings_say(sharing: GpuSharingSettings)
 
 def test_staging_shares_each_gpu_three_ways() -> None:
     settings = settings_for("staging")
-    config = plugin_config_for(settings.sharing_for(None))
+    config = plugin_config_for(settings.gpu_sharing)
     assert config.strategy == "time-slicing"
     assert config.sharing is not None and config.sharing.time_slicing is not None
     assert [r.replicas for r in config.sharing.time_slicing.resources] == [settings.gpu_sharing.replicas] == [3]

@@ -29,7 +29,7 @@ from components.renderers.device_plugin.device_plugin_manifests import (
     required_capabilities,
 )
 from components.renderers.manifest_helpers import CHECKOV_SKIP_ANNOTATION_PREFIX
-from components.settings import GpuSharingSettings, NodePoolSettings
+from components.settings import GpuSharingSettings
 from tests.support.checkov_allowlist import SKIPPABLE_CHECKS
 from tests.support.k8s_validation import (
     SchemaNotFoundError,
@@ -261,16 +261,15 @@ def test_the_daemon_sets_land_only_on_gpu_nodes_of_their_profile(profile: Profil
 def test_every_gpu_pool_runs_exactly_one_plugin_with_its_replicas(stack: str) -> None:
     """Managed group and each Karpenter pool: one plugin lands there, and it shares with the pool's replicas.
 
-    The Karpenter NodeOverlay advertises `settings.sharing_for(pool).replicas` per GPU; this is the
+    The Karpenter NodeOverlay advertises `settings.resolved.pool(pool.name).sharing.replicas` per GPU; this is the
     plugin making that number true.
     """
     settings = STACKS[stack]
     stack_profiles = [device_plugin_objects(s) for s in settings.sharing_profiles]
-    pools: list[NodePoolSettings | None] = [None] if settings.gpu_node_group.enabled else []
-    pools += list(settings.karpenter.node_pools) if settings.karpenter.enabled else []
+    pools = settings.resolved.pools
     assert pools
     for pool in pools:
-        sharing = settings.sharing_for(pool)
+        sharing = pool.sharing
         landing = [
             p for p in stack_profiles if pod_can_land_on(pod_spec(p.daemon_set), gpu_node_labels(sharing.profile))
         ]

@@ -1,6 +1,6 @@
 """The three sharing kinds end to end: a stack with one pool of each (time-slicing, MPS, g6f) synthesizes, its
 NodeOverlays and NodePools pass the pinned Karpenter CRDs, its device-plugin configs pass the plugin-config model,
-and the one slot model (`capacity.PoolCapacity.slot`) gives the profiles, the summary and the reaper each kind."""
+and the one slot model (`ResolvedPool.slot`) gives the profiles, the summary and the reaper each kind."""
 
 from __future__ import annotations
 
@@ -11,13 +11,12 @@ import pytest
 
 from components.facts import gpu_catalog
 from components.facts.constants import GPU_RESOURCE, INSTANCE_FAMILY_LABEL, INSTANCE_GPU_COUNT_LABEL, NODEPOOL_LABEL
-from components.hub import profile_pools
 from components.renderers.device_plugin.device_plugin_config import parse_config
 from components.renderers.hub import hub_profiles
 from components.renderers.karpenter import karpenter_values
-from components.settings import StackSettings, capacity
-from components.settings.capacity import Isolation, SlotModel
+from components.settings import StackSettings
 from components.settings.loading import load_settings
+from components.settings.resolved import Isolation, SlotModel, isolation_of, mps_client_cap_mib
 from offline.config_files import read_stack_config
 from offline.plan import Plan
 from offline.project_copy import copy_program
@@ -64,12 +63,12 @@ def _objects(plan: Plan, kind: str) -> dict[str, dict]:
 
 
 def test_one_pool_of_each_kind(kinds_settings: StackSettings) -> None:
-    pools = {pool.name: pool for pool in capacity.karpenter_capacities(kinds_settings)}
+    pools = {pool.name: pool for pool in kinds_settings.resolved.karpenter_pools}
     assert {name: pool.slot_kind for name, pool in pools.items()} == KINDS
 
 
 def test_each_slot_gets_its_kinds_memory_and_isolation(kinds_settings: StackSettings) -> None:
-    slots = {pool.name: pool.slot for pool in capacity.karpenter_capacities(kinds_settings)}
+    slots = {pool.name: pool.slot for pool in kinds_settings.resolved.karpenter_pools}
     # Time-slicing: a T4's 16,384 MiB / 3, a share nothing enforces.
     assert slots["g4-nodepool"] == SlotModel("time-slicing", 16384 // 3, 3, Isolation(False, False, False))
     # MPS: the control daemon's cap, totalMemory / replicas (v0.20.0 daemon.go): 24,576 / 4 on an A10G.
@@ -140,12 +139,12 @@ def test_the_summary_prints_each_pools_slot(kinds_synth: str) -> None:
 @pytest.mark.parametrize(
     ("slot", "name"),
     [
-        (SlotModel("time-slicing", 5461, 3, capacity.isolation_of("time-slicing")),
+        (SlotModel("time-slicing", 5461, 3, isolation_of("time-slicing")),
          "Shared T4, time-sliced — about 5.3 GB GPU memory, not fenced: shared with 2 others"),
-        (SlotModel("mps", 5461, 3, capacity.isolation_of("mps")),
+        (SlotModel("mps", 5461, 3, isolation_of("mps")),
          "Shared T4, MPS — 5.3 GB GPU memory capped, compute shared with 2 others"),
-        (SlotModel("g6f", 2861, 1, capacity.isolation_of("g6f")), "T4 slice — 2.8 GB GPU memory, yours alone"),
-        (SlotModel("exclusive", 16384, 1, capacity.isolation_of("exclusive")), "Whole T4 — 16 GB GPU memory, yours alone"),
+        (SlotModel("g6f", 2861, 1, isolation_of("g6f")), "T4 slice — 2.8 GB GPU memory, yours alone"),
+        (SlotModel("exclusive", 16384, 1, isolation_of("exclusive")), "Whole T4 — 16 GB GPU memory, yours alone"),
     ],
 )  # fmt: skip
 def test_profiles_promise_what_the_kind_delivers(slot: SlotModel, name: str) -> None:
@@ -155,7 +154,7 @@ def test_profiles_promise_what_the_kind_delivers(slot: SlotModel, name: str) -> 
 def test_the_profiles_of_the_stack(kinds_settings: StackSettings) -> None:
     lab = next(lab for lab in kinds_settings.labs if lab.hub is not None)
     assert lab.hub is not None
-    names = [p.display_name for p in hub_profiles.profiles(profile_pools(kinds_settings, lab.hub)) if p.gpu]
+    names = [p.display_name for p in hub_profiles.profiles(kinds_settings.resolved.hub_pools(lab.hub)) if p.gpu]
     assert names == [
         "Shared T4, time-sliced — about 5.3 GB GPU memory, not fenced: shared with 2 others",
         "Shared A10G, MPS — 6 GB GPU memory capped, compute shared with 3 others",
@@ -164,7 +163,7 @@ def test_the_profiles_of_the_stack(kinds_settings: StackSettings) -> None:
 
 
 def test_a_g6f_pool_alone_turns_the_node_overlay_gate_on(kinds_settings: StackSettings) -> None:
-    pools = [pool for pool in capacity.karpenter_capacities(kinds_settings) if pool.slot_kind == "g6f"]
+    pools = [pool for pool in kinds_settings.resolved.karpenter_pools if pool.slot_kind == "g6f"]
     assert pools and all(pool.replicas == 1 for pool in pools)
     assert karpenter_values.shares_gpus(kinds_settings.karpenter, pools)
 
@@ -172,5 +171,5 @@ def test_a_g6f_pool_alone_turns_the_node_overlay_gate_on(kinds_settings: StackSe
 def test_mps_cap_follows_the_plugins_arithmetic() -> None:
     # `totalMemory/replicas/1024/1024` on bytes equals whole MiB / replicas, rounded down.
     for memory_mib, replicas in ((16384, 3), (23034, 7), (46068, 10)):
-        assert capacity.mps_client_cap_mib(memory_mib, replicas) == memory_mib * 2**20 // replicas // 2**20
-    assert capacity.mps_client_cap_mib(46068, 10) == 4606  # the `0 4606M` of NVIDIA/k8s-device-plugin#764
+        assert mps_client_cap_mib(memory_mib, replicas) == memory_mib * 2**20 // replicas // 2**20
+    assert mps_client_cap_mib(46068, 10) == 4606  # the `0 4606M` of NVIDIA/k8s-device-plugin#764

@@ -1,4 +1,4 @@
-"""The AWS provider's own input rules (components/facts/aws_rules/aws_provider_rules.py, policy/provider_rules.py).
+"""The AWS provider's own input rules (components/facts/aws_rules/table.py, policy/provider_rules.py).
 
 Coverage: every string or number an `aws:*` resource of either shipped plan sets (pulumi-eks's children
 included) has a table entry. Probes: `python -m policy.check DIR` rejects a real synth output edited to carry
@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from components.facts.aws_rules.aws_provider_rules import rule_for
-from components.facts.aws_rules.aws_validators import problems
+from components.facts.aws_rules.table import rule_for
+from components.facts.aws_rules.validators import problems
 from offline.plan import Plan
 from policy import check
 from policy.provider_rules import coverage_gaps, plan_violations, provider_children
@@ -44,8 +44,8 @@ def test_every_aws_input_of_both_plans_has_a_provider_rule(plans: dict[str, Plan
         for resource_type, path in sorted(missing)
     )
     assert not missing, (
-        "inputs the plans set with no AWS provider rule; add to components/facts/aws_rules/aws_rules_network.py, "
-        f"aws_rules_platform.py or aws_rules_messaging.py (transcribed from terraform-provider-aws, cited):\n{lines}"
+        "inputs the plans set with no AWS provider rule; add to components/facts/aws_rules/network.py, "
+        f"components/facts/aws_rules/ (network.py, platform.py or messaging.py) (transcribed from terraform-provider-aws, cited):\n{lines}"
     )
 
 

@@ -56,7 +56,7 @@ def test_the_scan_reads_the_program_and_finds_the_catalog_tables() -> None:
     scanned = {path.relative_to(PROJECT_DIR).as_posix() for path in program_files()}
     assert {
         "components/renderers/labs/gpu_quota.py",
-        "components/settings/rules_pools.py",
+        "components/settings/checks/pools.py",
         "offline/summary.py",
     } <= scanned
     # The catalog's own tables are what the scan recognises: families -> sizes, and types -> vCPUs/memory.

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from components.facts.placeholders import EXAMPLE_ACCOUNT_IDS, placeholder_values, placeholders_in
+from components.settings.checks.fit_placement import group_fits
+from offline.cost import stack_forecast
 from offline.plan import Plan
 from offline.project_copy import copy_program
 from offline.summary import placeholder_keys, render_summary
@@ -104,7 +106,7 @@ SHIPPED_PLACEHOLDER_KEYS = {
 def test_synth_summary_names_every_placeholder_key(plans: dict[str, Plan], stack: str) -> None:
     settings = settings_for(stack)
     assert {key for key, _ in placeholder_keys(settings)} == SHIPPED_PLACEHOLDER_KEYS[stack]
-    summary = render_summary(settings, plans[stack], stack, Path("out"))
+    summary = render_summary(settings, plans[stack], stack, Path("out"), stack_forecast(settings), group_fits(settings))
     block = summary.split("Replace before a real deploy", 1)[1]
     for key, value in placeholder_keys(settings):
         assert f"  {key}: {value}" in block

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROJECT_DIR, parsed
+from tests.conftest import PROJECT_DIR, parsed, program_files
 
 RENDERERS = PROJECT_DIR / "components" / "renderers"
 PULUMI_PACKAGES = ("pulumi", "pulumi_aws", "pulumi_eks", "pulumi_kubernetes", "pulumi_policy")
@@ -273,8 +273,8 @@ def test_the_path_says_what_a_module_is() -> None:
 
 
 # --- renderers take the narrow arguments they read -----------------------------------------------------------------
-# A renderer is given a pool, its sharing, the capacity model's objects, a section or a small view the component
-# builds; never the whole stack, so a reader sees from its signature what an object depends on. The one module
+# A renderer is given a pool, its sharing, the resolved model's pools (`ResolvedPool`, `KarpenterPool`,
+# `ResolvedStack`) or a section; never the whole stack, so a reader sees from its signature what an object depends on. The one module
 # below the components that returns the whole stack is the one that loads it from the Pulumi config.
 WHOLE_STACK_LOADERS = {PROJECT_DIR / "components" / "resources" / "runtime_settings.py"}
 
@@ -305,12 +305,12 @@ def mentions_whole_stack(path: Path) -> list[int]:
 NARROW_MODULES = [
     path
     for folder in ("renderers", "resources")
-    for path in sorted((PROJECT_DIR / "components" / folder).glob("*.py"))
-    if path not in WHOLE_STACK_LOADERS
+    for path in sorted((PROJECT_DIR / "components" / folder).rglob("*.py"))
+    if path not in WHOLE_STACK_LOADERS and "__pycache__" not in path.parts
 ]
 
 
-@pytest.mark.parametrize("path", NARROW_MODULES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize("path", NARROW_MODULES, ids=lambda p: p.relative_to(PROJECT_DIR / "components").as_posix())
 def test_renderers_and_resource_helpers_take_narrow_arguments(path: Path) -> None:
     assert mentions_whole_stack(path) == [], f"{path.name} names StackSettings: pass the sections or a view instead"
 
@@ -324,3 +324,66 @@ def test_the_check_sees_the_whole_stack_passed_in(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert mentions_whole_stack(probe) == [1, 3, 6]
+
+
+# --- no circle: no module reaches itself through what it imports ------------------------------------------------
+
+SOURCE_FILES = program_files()
+
+
+def import_circles(files: list[Path]) -> list[list[str]]:
+    """Each circle of imports among `files` (type-only and in-function imports counted), as module names: the
+    strongly connected components of the import graph with more than one module, or one that imports itself."""
+    inside = set(files)
+    graph = {
+        module_name(p): sorted({module_name(t) for m in imported_modules(p) if (t := _module_path(m)) in inside})
+        for p in files
+    }
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, []):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            members = []
+            while True:
+                member = stack.pop()
+                members.append(member)
+                if member == node:
+                    break
+            if len(members) > 1 or node in graph.get(node, []):
+                circles.append(sorted(members))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(circles)
+
+
+def test_no_import_circle_counting_type_only_imports() -> None:
+    """A circle, even one only `if TYPE_CHECKING:` closes, is one more thing a reader must hold in their head."""
+    assert import_circles(SOURCE_FILES) == []
+
+
+def test_the_check_sees_a_type_only_circle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "project"
+    (root / "pkg").mkdir(parents=True)
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "from pkg.b import B\n",
+        "pkg/b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import A\n",
+        "pkg/c.py": "from pkg import a\n",
+    }
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "PROJECT_DIR", root)
+    assert import_circles(sorted(root.rglob("*.py"))) == [["pkg.a", "pkg.b"]]

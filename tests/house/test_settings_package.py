@@ -1,7 +1,8 @@
 """The settings package stays at the bottom: every module of `components/settings/` imports only its siblings and
 the fact modules (never a component or a renderer, not even under TYPE_CHECKING), so any layer may read settings
 and settings never reads back up; and callers keep importing every name from `components.settings`.
-(tests/house/test_module_size.py holds each module to 300 lines, tests/house/test_renderer_boundary.py the layers at large.)
+No folder of it holds more than 12 modules. (tests/house/test_module_size.py holds each module to 500 lines,
+tests/house/test_renderer_boundary.py the layers at large.)
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import components.settings
 from tests.conftest import PROJECT_DIR, parsed
 
 PACKAGE = PROJECT_DIR / "components" / "settings"
-# The facts settings may read: constants, the instance catalog, cron, quantities, node allocatable, pod requests, the timetable
-# arithmetic and the config-key rules. None of them imports settings (checked below).
+# The facts settings may read: constants, the instance catalog, cron, quantities, node allocatable, pod requests and the
+# timetable arithmetic. None of them imports settings (checked below).
 FACTS = frozenset(
     {"components.facts"}
     | {
@@ -27,7 +28,6 @@ FACTS = frozenset(
             "node_allocatable",
             "pod_requests",
             "timetable",
-            "config_rules",
         )
     }
 )
@@ -65,7 +65,8 @@ def reaches_up(source: str, package: str = "components.settings") -> list[str]:
 
 
 def _settings_modules() -> list[Path]:
-    return sorted(PACKAGE.glob("*.py"))
+    """Every module of the package, its subpackages' (`checks/`) included."""
+    return sorted(path for path in PACKAGE.rglob("*.py") if "__pycache__" not in path.parts)
 
 
 def _caller_files() -> list[Path]:
@@ -77,14 +78,14 @@ def _caller_files() -> list[Path]:
 
 
 def test_the_package_has_its_modules() -> None:
-    names = {path.stem for path in _settings_modules()}
-    assert {"__init__", "fields", "stack", "rules", "loading", "errors"} <= names
+    names = {path.relative_to(PACKAGE).with_suffix("").as_posix() for path in _settings_modules()}
+    assert {"__init__", "fields", "stack", "resolved", "checks/__init__", "loading", "errors"} <= names
     assert not (PROJECT_DIR / "components" / "settings.py").exists(), "settings is a package now"
 
 
 def test_settings_imports_only_itself_and_the_facts() -> None:
     found = {
-        path.name: up
+        path.relative_to(PACKAGE).as_posix(): up
         for path in _settings_modules()
         if (up := reaches_up(path.read_text(encoding="utf-8"), "components.settings"))
     }

@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 import yaml
 
-from components.facts import gpu_catalog, quantity
+from components.facts import gpu_catalog, jupyterhub_chart, quantity
 from components.facts.constants import (
     DO_NOT_DISRUPT_ANNOTATION,
     EBS_CSI_ADDON,
@@ -34,7 +34,7 @@ from components.facts.constants import (
     NODEPOOL_LABEL,
     SYSTEM_NAMESPACE,
 )
-from components.hub import SECRET_TRAITS, lab_profiles, profile_pools
+from components.hub import SECRET_TRAITS
 from components.renderers.hub import (
     hub_database,
     hub_namespace,
@@ -101,7 +101,7 @@ def every_hub(settings: dict[str, StackSettings]) -> list[tuple[str, StackSettin
 
 def merged_values(settings: StackSettings, lab: LabSettings) -> dict[str, Any]:
     assert lab.hub is not None
-    values = hub_values.chart_values(lab, hub_storage.storage_class_name(lab), profile_pools(settings, lab.hub))
+    values = hub_values.chart_values(lab, hub_storage.storage_class_name(lab), settings.resolved.hub_pools(lab.hub))
     merged: dict[str, Any] = helm_merge(chart_defaults(), values)
     return merged
 
@@ -217,19 +217,19 @@ def test_one_gpu_profile_per_reachable_pool_and_a_cpu_profile(settings: dict[str
     lab = hub_labs(prod)[0]
     assert lab.hub is not None
     # prod's vision-lab hub names its pools (its 3h notebooks fit only t4-shared's and l4-slice's drain time).
-    slugs = [p.slug for p in hub_profiles.profiles(profile_pools(prod, lab.hub))]
+    slugs = [p.slug for p in hub_profiles.profiles(prod.resolved.hub_pools(lab.hub))]
     assert slugs == ["gpu-t4-shared", "gpu-l4-slice", "cpu"]
     # Without `pools`: every pool (a 1h notebook fits both pools' terminationGracePeriod).
     every, every_lab = variant(prod, pools=None, maxHours=1)
     assert every_lab.hub is not None
-    slugs = [p.slug for p in hub_profiles.profiles(profile_pools(every, every_lab.hub))]
+    slugs = [p.slug for p in hub_profiles.profiles(every.resolved.hub_pools(every_lab.hub))]
     assert slugs == [*(f"gpu-{pool.name}" for pool in prod.karpenter.node_pools), "cpu"]
 
 
 def test_profile_names_say_what_a_slot_is(settings: dict[str, StackSettings]) -> None:
     lab = hub_labs(settings["staging"])[0]
     assert lab.hub is not None
-    gpu = hub_profiles.profiles(profile_pools(settings["staging"], lab.hub))[0]
+    gpu = hub_profiles.profiles(settings["staging"].resolved.hub_pools(lab.hub))[0]
     # g4dn: one T4 (16 GiB) shared by 3 time-slicing replicas: a fair share of 5461 MiB, which nothing enforces.
     assert gpu.display_name == "Shared T4, time-sliced — about 5.3 GB GPU memory, not fenced: shared with 2 others"
 
@@ -238,15 +238,18 @@ def test_a_gpu_profile_fits_one_slot_of_the_pools_smallest_node(settings: dict[s
     for stack_settings in settings.values():
         for lab in hub_labs(stack_settings):
             assert lab.hub is not None
-            offered = profile_pools(stack_settings, lab.hub)
-            assert [o.pool for o in offered] == list(stack_settings.hub_pools(lab.hub))
+            offered = stack_settings.resolved.hub_pools(lab.hub)
+            wanted = lab.hub.pools
+            assert [o.name for o in offered] == [
+                p.name for p in stack_settings.karpenter.node_pools if wanted is None or p.name in wanted
+            ]
             for pool_offer in offered:
-                pool = pool_offer.pool
+                pool = pool_offer.settings
                 profile = hub_profiles.gpu_profile(pool_offer)
-                assert profile.shape == stack_settings.warm_slot_shape_for(pool)  # the warm headroom's slot
+                assert profile.shape == pool_offer.warm_slot_shape  # the warm headroom's slot
                 for instance_type in pool.selected_instance_types:
-                    room = stack_settings.pool_node_allocatable(pool, instance_type)
-                    slots = stack_settings.slots_per_node(pool, instance_type)
+                    room = pool_offer.node(instance_type).allocatable
+                    slots = pool_offer.node(instance_type).slots
                     assert slots * profile.shape.cpu_millicores <= room.cpu_millicores, instance_type
                     assert slots * profile.shape.memory_mib <= room.memory_mib, instance_type
                     assert gpu_catalog.gpu_count(instance_type) >= 1
@@ -271,7 +274,7 @@ def notebook_cases(settings: dict[str, StackSettings]) -> list[tuple[str, StackS
         assert lab.hub is not None
         cases += [
             (f"{case}-{p.slug}", stack_settings, lab, p)
-            for p in hub_profiles.profiles(profile_pools(stack_settings, lab.hub))
+            for p in hub_profiles.profiles(stack_settings.resolved.hub_pools(lab.hub))
         ]
     return cases
 
@@ -282,7 +285,7 @@ def test_notebook_pods_equal_what_kubespawner_builds(settings: dict[str, StackSe
     for case, stack_settings, lab, profile in cases:
         values = without_nulls(merged_values(stack_settings, lab))
         pod, spawn_time = spawned_pod(
-            values, namespace=hub_namespace.hub_namespace(lab.name), release=hub_namespace.HUB_RELEASE, profile=profile.slug,
+            values, namespace=hub_namespace.hub_namespace(lab.name), release=jupyterhub_chart.HUB_RELEASE, profile=profile.slug,
             username=hub_notebook_pod.EXAMPLE_LEARNER,
         )  # fmt: skip
         container = pod["spec"]["containers"][0]
@@ -301,7 +304,7 @@ def test_the_kubespawner_comparison_is_not_vacuous(settings: dict[str, StackSett
     values["singleuser"]["extraLabels"]["course"] = "intro"
     release_namespace = hub_namespace.hub_namespace(lab.name)
     pod, _ = spawned_pod(
-        values, namespace=release_namespace, release=hub_namespace.HUB_RELEASE, profile="cpu", username="learner"
+        values, namespace=release_namespace, release=jupyterhub_chart.HUB_RELEASE, profile="cpu", username="learner"
     )
     assert pod["metadata"]["labels"]["course"] == "intro"
 
@@ -309,10 +312,10 @@ def test_the_kubespawner_comparison_is_not_vacuous(settings: dict[str, StackSett
 def test_synth_writes_every_notebook_pod(plans: dict[str, Plan], settings: dict[str, StackSettings]) -> None:
     for stack in STACKS:
         written = {name: obj for name, obj in plans[stack].manifests.items() if "-notebook-" in name}
-        assert written == hub_notebook_pod.notebook_pods(lab_profiles(settings[stack])), stack
+        assert written == hub_notebook_pod.notebook_pods(settings[stack].labs, settings[stack].resolved), stack
         for lab in hub_labs(settings[stack]):
             assert lab.hub is not None
-            for profile in hub_profiles.profiles(profile_pools(settings[stack], lab.hub)):
+            for profile in hub_profiles.profiles(settings[stack].resolved.hub_pools(lab.hub)):
                 assert f"pod-{lab.name}-notebook-{profile.slug}.yaml" in written
 
 
@@ -332,7 +335,7 @@ def test_the_pod_checks_are_not_vacuous(settings: dict[str, StackSettings]) -> N
     staging = settings["staging"]
     lab = hub_labs(staging)[0]
     assert lab.hub is not None
-    pod = hub_notebook_pod.notebook_pod(lab, hub_profiles.profiles(profile_pools(staging, lab.hub))[0])
+    pod = hub_notebook_pod.notebook_pod(lab, hub_profiles.profiles(staging.resolved.hub_pools(lab.hub))[0])
     blocker = {"name": "block-cloud-metadata", "securityContext": {"privileged": True, "runAsUser": 0,
                "capabilities": {"add": ["NET_ADMIN"]}}}  # fmt: skip
     assert restricted_problems({**pod["spec"], "initContainers": [blocker]})
@@ -352,9 +355,7 @@ def test_gpu_notebooks_take_one_slot_on_their_pool_and_cpu_notebooks_none(settin
             assert resources["limits"][GPU_RESOURCE] == "1"
             assert spec["nodeSelector"] == {NODEPOOL_LABEL: profile.pool}
             assert any(tolerates(t, GPU_TAINT) for t in spec["tolerations"])
-            sharing = stack_settings.sharing_for(
-                next(p for p in stack_settings.karpenter.node_pools if p.name == profile.pool)
-            )
+            sharing = stack_settings.resolved.pool(profile.pool).sharing
             assert pod_can_land_on(spec, {NODEPOOL_LABEL: profile.pool, "gpu-platform.io/gpu-sharing": sharing.profile})
         else:
             # The CPU user pool's nodes: their label passes the selector, their taint is tolerated, a GPU's is not.
@@ -394,7 +395,7 @@ def test_the_quota_admits_gpu_slots_gpu_notebooks_and_refuses_one_more(settings:
             quota = lab_resource_quota(lab)
             # The hub and the proxy run first, at the LimitRange's default requests (the chart sets none).
             core = {"spec": {"containers": [{"resources": {"requests": dict(CONTAINER_DEFAULT_REQUESTS)}}]}}
-            for profile in hub_profiles.profiles(profile_pools(stack_settings, lab.hub)):
+            for profile in hub_profiles.profiles(stack_settings.resolved.hub_pools(lab.hub)):
                 if profile.gpu:
                     pod = hub_notebook_pod.notebook_pod(lab, profile)
                     pods = [core, core, *[pod] * (lab.gpu_slots + 1)]

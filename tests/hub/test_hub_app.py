@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.hub import profile_pools
+from components.facts import jupyterhub_chart
 from components.renderers.hub import hub_namespace, hub_notebook_pod, hub_profiles, hub_storage, hub_values
 from components.settings import LabSettings, StackSettings
 from components.settings.hub import ADMIN_PASSWORD_MIN_LENGTH, SHARED_PASSWORD_MIN_LENGTH
@@ -63,7 +63,7 @@ def changed_hub(settings: StackSettings, **hub: Any) -> tuple[StackSettings, Lab
 def decrypted_values(settings: StackSettings, lab: LabSettings) -> dict[str, Any]:
     """The merged values the hub Secret holds after a deploy (Helm drops nulls when it coalesces)."""
     assert lab.hub is not None
-    values = hub_values.chart_values(lab, hub_storage.storage_class_name(lab), profile_pools(settings, lab.hub))
+    values = hub_values.chart_values(lab, hub_storage.storage_class_name(lab), settings.resolved.hub_pools(lab.hub))
     for section in values["hub"]["config"].values():
         for trait in DECRYPTED.keys() & section.keys():
             section[trait] = DECRYPTED[trait]
@@ -89,7 +89,7 @@ def start_hubs(cases: dict[str, tuple[LabSettings, dict[str, Any], list[str]]], 
         root = tmp / case
         root.mkdir()
         # The release goes into the hub's namespace; POD_NAMESPACE is that (the chart's downward API).
-        env = hub_tree(root, values, hub_namespace.hub_namespace(lab.name), hub_namespace.HUB_RELEASE)
+        env = hub_tree(root, values, hub_namespace.hub_namespace(lab.name), jupyterhub_chart.HUB_RELEASE)
         request = {"chart_dir": str(shared_path(*CHART_DIR)), "learner": LEARNER, "profiles": profiles,
                    "logins": logins_for(lab)}  # fmt: skip
         (root / "request.json").write_text(json.dumps(request), encoding="utf-8")
@@ -120,7 +120,7 @@ def hubs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     runs: dict[str, tuple[LabSettings, dict[str, Any], list[str]]] = {}
     for case, (stack_settings, lab) in cases.items():
         assert lab.hub is not None
-        slugs = [p.slug for p in hub_profiles.profiles(profile_pools(stack_settings, lab.hub))]
+        slugs = [p.slug for p in hub_profiles.profiles(stack_settings.resolved.hub_pools(lab.hub))]
         runs[case] = (lab, decrypted_values(stack_settings, lab), slugs)
     # Not vacuous: the oidc values as rendered before manage_groups, and an admin password one character short.
     oidc_lab, oidc_values, _ = runs["oidc"]
@@ -164,7 +164,7 @@ def test_the_real_spawner_builds_the_pods_the_synth_writes(hubs: dict[str, Any])
     compared = 0
     for case, (stack_settings, lab) in hubs["cases"].items():
         assert lab.hub is not None
-        for profile in hub_profiles.profiles(profile_pools(stack_settings, lab.hub)):
+        for profile in hub_profiles.profiles(stack_settings.resolved.hub_pools(lab.hub)):
             built = hubs["runs"][case][2]["pods"][profile.slug]
             pod = built["pod"]
             container = pod["spec"]["containers"][0]

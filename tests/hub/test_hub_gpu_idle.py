@@ -17,8 +17,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from components.facts import jupyterhub_chart
 from components.facts.constants import CLOUDWATCH_AGENT_NAMESPACE, DCGM_EXPORTER_NAME
-from components.hub import gpu_idle_for, profile_pools, reaper_values
+from components.hub import gpu_idle_for, reaper_values
 from components.renderers.hub import hub_gpu_idle, hub_gpu_idle_metrics, hub_namespace, hub_storage, hub_values
 from components.renderers.labs.gpu_admission_policy import admission_objects, admission_policy
 from components.settings import HubGpuIdleSettings, LabSettings, SettingsError, StackSettings
@@ -52,7 +53,7 @@ def hubs(settings: dict[str, StackSettings]) -> list[tuple[str, StackSettings, L
 
 def merged(settings: StackSettings, lab: LabSettings) -> dict[str, Any]:
     assert lab.hub is not None
-    ours = hub_values.chart_values(lab, hub_storage.storage_class_name(lab), profile_pools(settings, lab.hub))
+    ours = hub_values.chart_values(lab, hub_storage.storage_class_name(lab), settings.resolved.hub_pools(lab.hub))
     values = hub_gpu_idle.with_reaper(ours, reaper_values(settings, lab))
     result: dict[str, Any] = without_nulls(helm_merge(_chart("values.yaml"), values))
     return result
@@ -219,7 +220,7 @@ def test_the_service_starts_from_the_settings_file_the_chart_ships(
     assert (reaper.judge.exempt_group, reaper.judge.namespace) == (gpu_idle.exempt_group, lab.name)
     # Both stacks' hubs offload TLS at the NLB, so proxy-public has only port 443 (to the proxy's HTTP port 8000).
     assert reaper.kube is not None and reaper.hub.servers_url == "http://proxy-public:443"
-    assert reaper.hub.api_url == hub_gpu_idle.HUB_API_URL  # its own hub on localhost, not the cross-namespace URL
+    assert reaper.hub.api_url == jupyterhub_chart.HUB_API_URL  # its own hub on localhost, not the cross-namespace URL
     metrics = reaper.config["metrics"]
     assert (metrics["clusterName"], metrics["region"], metrics["lab"]) == (
         stack_settings.cluster_name,
@@ -266,8 +267,8 @@ def test_profiles_without_per_process_samples_are_handed_to_the_reaper_as_unjudg
                 continue
             config = reaper_values(stack_settings, lab)["hub"]["extraFiles"]["gpu-reaper-config"]["data"]
             expected = sorted(
-                f"gpu-{p.pool.name}"
-                for p in profile_pools(stack_settings, lab.hub)
+                f"gpu-{p.name}"
+                for p in stack_settings.resolved.hub_pools(lab.hub)
                 if not p.slot.per_process_gpu_samples
             )
             assert config["unjudgedProfiles"] == expected, (stack, lab.name)

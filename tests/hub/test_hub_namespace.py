@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from components.facts import jupyterhub_chart
 from components.facts.constants import ACCESS_ENTRY_MARKER_GROUP
 from components.renderers.hub import hub_namespace as hn
 from components.renderers.labs.lab_manifests import CONTAINER_DEFAULT_REQUESTS
@@ -25,7 +26,7 @@ from tests.support.rbac_model import RBAC_KINDS, Rbac, Request
 from tests.support.settings import settings_for
 
 STAGING = read_stack_config(PROJECT_DIR, "staging")
-NOTEBOOK = {"app": "jupyterhub", **hn.NOTEBOOK_POD}
+NOTEBOOK = {"app": "jupyterhub", **jupyterhub_chart.NOTEBOOK_POD}
 
 
 def _rbac(plan: Plan) -> Rbac:
@@ -44,7 +45,7 @@ def _as_member(request: Request, namespace: str, lab: str) -> Request:
 
 def _as_hub(request: Request, namespace: str, lab: str) -> Request:
     in_namespace = Request(request.verb, request.api_group, request.resource, request.subresource, namespace)
-    return in_namespace.as_service_account(hn.hub_namespace(lab), hn.HUB_SERVICE_ACCOUNT)
+    return in_namespace.as_service_account(hn.hub_namespace(lab), jupyterhub_chart.HUB_SERVICE_ACCOUNT)
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -123,7 +124,7 @@ def test_the_hub_spawns_into_its_lab_and_nowhere_else(plans: dict[str, Plan], st
     lab = labs[0]
     pod = Request("create", "", "pods", namespace=lab)
     assert not rbac.allows(pod.as_service_account(hn.hub_namespace(lab), "proxy"))
-    assert rbac.allows(pod.as_service_account(hn.hub_namespace(lab), hn.HUB_SERVICE_ACCOUNT))
+    assert rbac.allows(pod.as_service_account(hn.hub_namespace(lab), jupyterhub_chart.HUB_SERVICE_ACCOUNT))
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -152,13 +153,16 @@ def test_notebooks_mount_a_singleuser_secret_in_their_own_namespace(plans: dict[
 def _chart_policy(lab: str, component: str, values: dict[str, Any]) -> dict[str, Any]:
     """The chart's hub or proxy NetworkPolicy in `<lab>-hub` (templates/{hub,proxy}/netpol.yaml @ 4.4.0): its rule
     to notebooks selects `singleuser-server` pods by `podSelector` alone; `egress` and `ingress` values are added."""
-    own = {"to": [{"podSelector": {"matchLabels": dict(hn.NOTEBOOK_POD)}}], "ports": [{"port": hn.NOTEBOOK_PORT}]}
+    own = {
+        "to": [{"podSelector": {"matchLabels": dict(jupyterhub_chart.NOTEBOOK_POD)}}],
+        "ports": [{"port": jupyterhub_chart.NOTEBOOK_PORT}],
+    }
     hub_in = {"from": [{"podSelector": {"matchLabels": {"hub.jupyter.org/network-access-hub": "true"}}}],
-              "ports": [{"port": hn.HUB_API_PORT}]}  # fmt: skip
+              "ports": [{"port": jupyterhub_chart.HUB_API_PORT}]}  # fmt: skip
     return {
         "metadata": {"namespace": hn.hub_namespace(lab)},
         "spec": {
-            "podSelector": {"matchLabels": {"component": component, "release": hn.HUB_RELEASE}},
+            "podSelector": {"matchLabels": {"component": component, "release": jupyterhub_chart.HUB_RELEASE}},
             "policyTypes": ["Ingress", "Egress"],
             "egress": [own, *values.get("egress", [])],
             "ingress": [*([hub_in] if component == "hub" else []), *values.get("ingress", [])],
@@ -175,23 +179,31 @@ def test_hub_proxy_and_notebooks_reach_each_other_across_namespaces(plans: dict[
         hub_policy = _chart_policy(lab, "hub", values["hub"]["networkPolicy"])
         proxy_policy = _chart_policy(lab, "proxy", values["proxy"]["chp"]["networkPolicy"])
         lab_policies = plan.objects("NetworkPolicy")
-        notebook = Destination("10.20.2.2", hn.NOTEBOOK_PORT, namespace=lab, labels=tuple(NOTEBOOK.items()))
+        notebook = Destination(
+            "10.20.2.2", jupyterhub_chart.NOTEBOOK_PORT, namespace=lab, labels=tuple(NOTEBOOK.items())
+        )
         hub_ns = hn.hub_namespace(lab)
         for component, policy in (("hub", hub_policy), ("proxy", proxy_policy)):
-            pod = {"component": component, "release": hn.HUB_RELEASE}
+            pod = {"component": component, "release": jupyterhub_chart.HUB_RELEASE}
             assert egress_allowed([policy], hub_ns, pod, notebook), (lab, component)
             # Without the values' addition the chart's own rule would only reach notebooks in `<lab>-hub`.
             bare = _chart_policy(lab, component, {})
             assert not egress_allowed([bare], hub_ns, pod, notebook), (lab, component)
-            source = Destination("10.20.3.3", hn.NOTEBOOK_PORT, namespace=hub_ns, labels=tuple(pod.items()))
+            source = Destination(
+                "10.20.3.3", jupyterhub_chart.NOTEBOOK_PORT, namespace=hub_ns, labels=tuple(pod.items())
+            )
             assert ingress_allowed(lab_policies, lab, NOTEBOOK, source), (lab, component)
         # The lab's notebooks -> the hub's API: the lab lets them out, the hub's policy lets them in.
-        notebook_to_hub = Destination("10.20.2.2", hn.HUB_API_PORT, namespace=lab, labels=tuple(NOTEBOOK.items()))
-        assert ingress_allowed([hub_policy], hub_ns, dict(hn.HUB_POD), notebook_to_hub)
-        assert not ingress_allowed([_chart_policy(lab, "hub", {})], hub_ns, dict(hn.HUB_POD), notebook_to_hub)
+        notebook_to_hub = Destination(
+            "10.20.2.2", jupyterhub_chart.HUB_API_PORT, namespace=lab, labels=tuple(NOTEBOOK.items())
+        )
+        assert ingress_allowed([hub_policy], hub_ns, dict(jupyterhub_chart.HUB_POD), notebook_to_hub)
+        assert not ingress_allowed(
+            [_chart_policy(lab, "hub", {})], hub_ns, dict(jupyterhub_chart.HUB_POD), notebook_to_hub
+        )
         # Nothing else of another namespace reaches the lab's notebooks.
         stranger = Destination(
-            "10.20.4.4", hn.NOTEBOOK_PORT, namespace="another-lab-hub", labels=(("component", "hub"),)
+            "10.20.4.4", jupyterhub_chart.NOTEBOOK_PORT, namespace="another-lab-hub", labels=(("component", "hub"),)
         )
         assert not ingress_allowed(lab_policies, lab, NOTEBOOK, stranger)
 
@@ -229,9 +241,9 @@ def test_the_hub_reaches_the_api_server_its_logins_and_its_own_proxy(plans: dict
         (chart,) = [c for c in plan.helm if c["chart"] == "jupyterhub" and c["namespace"] == hn.hub_namespace(lab)]
         hub_ns = hn.hub_namespace(lab)
         hub_policy = _chart_policy(lab, "hub", chart["values"]["hub"]["networkPolicy"])
-        hub_pod = {"component": "hub", "release": hn.HUB_RELEASE}
+        hub_pod = {"component": "hub", "release": jupyterhub_chart.HUB_RELEASE}
         api_server = Destination("10.20.0.10", 443)  # the kubernetes Service's endpoints: the control plane's ENIs
-        proxy = Destination("10.20.3.4", hn.PROXY_HTTP_PORT, namespace=hub_ns, labels=(("app", "jupyterhub"), ("component", "proxy")))  # fmt: skip
+        proxy = Destination("10.20.3.4", jupyterhub_chart.PROXY_HTTP_PORT, namespace=hub_ns, labels=(("app", "jupyterhub"), ("component", "proxy")))  # fmt: skip
         for destination in (api_server, proxy):
             assert egress_allowed([hub_policy], hub_ns, hub_pod, destination), (lab, destination)
             assert not egress_allowed([_chart_policy(lab, "hub", {})], hub_ns, hub_pod, destination), (lab, destination)

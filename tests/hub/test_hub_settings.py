@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from components.facts import config_rules
 from components.settings import SettingsError, load_settings
+from components.settings.loading import may_be_secret
 from offline.config_files import read_stack_config
 from tests.conftest import PROJECT_DIR
 
@@ -85,9 +85,9 @@ def test_hub_secrets_must_be_secure_values_and_nothing_else_may_be() -> None:
     assert [p for p, _ in problems(clear, (f"{HUB}.auth.adminPassword",))] == [f"{HUB}.auth.password"]
     # At runtime Pulumi marks the whole key secret: then the program cannot tell, and accepts it.
     assert load_settings(clear, ("gpu-platform:labs",)).labs[0].hub is not None
-    assert config_rules.may_be_secret(f"{HUB}.auth.clientSecret")
-    assert not config_rules.may_be_secret("gpu-platform:labs[0].name")
-    assert not config_rules.may_be_secret(f"{HUB}.certificateArn")
+    assert may_be_secret(f"{HUB}.auth.clientSecret")
+    assert not may_be_secret("gpu-platform:labs[0].name")
+    assert not may_be_secret(f"{HUB}.certificateArn")
 
 
 def test_short_passwords_are_refused_unless_redacted() -> None:
@@ -102,4 +102,8 @@ def test_expiry_never_ends_a_notebook_the_pool_drains_long_enough() -> None:
     settings = load_settings(STAGING.values, STAGING.secret_paths)
     (pool,) = settings.karpenter.node_pools
     # The session holds its pod 2h5m (5-minute lead + 2h class), the hub a notebook 2h: the longer counts.
-    assert settings.node_hold_seconds(pool) == max(settings.session_hold_seconds(pool), 2 * 3600) == 125 * 60
+    assert (
+        settings.resolved.pool(pool.name).node_hold_seconds
+        == max(settings.resolved.pool(pool.name).session_hold_seconds, 2 * 3600)
+        == 125 * 60
+    )

@@ -32,13 +32,13 @@ NODE_ROLE = "lab-karpenter-node"
 def rendered_objects(settings: StackSettings) -> list[dict[str, Any]]:
     objects = []
     for pool in settings.karpenter.node_pools:
-        objects.append(gpu_node_pool(settings, pool))
+        objects.append(gpu_node_pool(settings.resolved.pool(pool.name)))
         objects.append(
             karpenter_manifests.node_class(
-                pool, settings.sharing_for(pool), node_class_basis(settings), node_role_name=NODE_ROLE
+                pool, settings.resolved.pool(pool.name).sharing, node_class_basis(settings), node_role_name=NODE_ROLE
             )
         )
-        objects.extend(karpenter_manifests.node_overlays(pool, settings.sharing_for(pool)))
+        objects.extend(karpenter_manifests.node_overlays(pool, settings.resolved.pool(pool.name).sharing))
     return objects
 
 
@@ -78,8 +78,8 @@ def test_exclusive_and_instance_type_pools_validate_too() -> None:
 def test_node_pool_carries_the_shared_gpu_label_and_taint(stack: str) -> None:
     settings = settings_for(stack)
     for pool in settings.karpenter.node_pools:
-        template = gpu_node_pool(settings, pool)["spec"]["template"]
-        assert template["metadata"]["labels"] == gpu_node_labels(settings.sharing_for(pool).profile)
+        template = gpu_node_pool(settings.resolved.pool(pool.name))["spec"]["template"]
+        assert template["metadata"]["labels"] == gpu_node_labels(settings.resolved.pool(pool.name).sharing.profile)
         assert template["spec"]["taints"] == [GPU_TAINT]
         assert template["spec"]["nodeClassRef"] == {
             "group": "karpenter.k8s.aws",
@@ -96,7 +96,7 @@ def _requirements(node_pool: dict[str, Any]) -> dict[str, tuple[str, list[str]]]
 def test_node_pool_requirements_and_disruption_follow_settings() -> None:
     settings = settings_for("staging")
     (pool,) = settings.karpenter.node_pools
-    node_pool = gpu_node_pool(settings, pool)
+    node_pool = gpu_node_pool(settings.resolved.pool(pool.name))
     # Expected values as Pulumi.staging.yaml's g4-nodepool states them (architectures are the settings default),
     # plus the budget window of learning-lab's 17:00 Pacific session (docs/timetable.md).
     assert _requirements(node_pool) == {
@@ -121,7 +121,7 @@ def test_family_pools_select_by_instance_family() -> None:
     # (A whole family mixes GPU counts: only with the opt-in. Prod's pools now list 1-GPU types.)
     settings = settings_for("staging", karpenter=pool_config(instanceFamilies=["g5", "g4dn"], allowMixedGpuCounts=True))
     (pool,) = settings.karpenter.node_pools
-    requirements = _requirements(gpu_node_pool(settings, pool))
+    requirements = _requirements(gpu_node_pool(settings.resolved.pool(pool.name)))
     assert requirements["karpenter.k8s.aws/instance-family"] == ("In", ["g4dn", "g5"])
     assert "node.kubernetes.io/instance-type" not in requirements
 
@@ -129,7 +129,7 @@ def test_family_pools_select_by_instance_family() -> None:
 def test_prod_pools_select_their_1_gpu_types() -> None:
     settings = settings_for("prod")
     for pool in settings.karpenter.node_pools:
-        requirements = _requirements(gpu_node_pool(settings, pool))
+        requirements = _requirements(gpu_node_pool(settings.resolved.pool(pool.name)))
         assert requirements["node.kubernetes.io/instance-type"] == ("In", sorted(pool.instance_types))
         assert "karpenter.k8s.aws/instance-family" not in requirements
 
@@ -137,7 +137,7 @@ def test_prod_pools_select_their_1_gpu_types() -> None:
 def test_scheduled_budgets_keep_schedule_and_duration() -> None:
     settings = settings_for("prod")
     pool = next(p for p in settings.karpenter.node_pools if len(p.disruption_budgets) > 1)
-    budgets = gpu_node_pool(settings, pool)["spec"]["disruption"]["budgets"]
+    budgets = gpu_node_pool(settings.resolved.pool(pool.name))["spec"]["disruption"]["budgets"]
     # Pulumi.prod.yaml's t4-shared budgets, as written there, then vision-lab's 09:00 Pacific session window
     # (08:54 PDT = 15:54 UTC, 6m lead + 3h + 1h for PST).
     assert budgets == [
@@ -152,10 +152,10 @@ def test_gpu_limit_counts_physical_gpus_in_shared_units(stack: str) -> None:
     """A sharing node advertises GPUs x replicas, so gpuLimit physical GPUs = gpuLimit x replicas units."""
     settings = settings_for(stack)
     for pool in settings.karpenter.node_pools:
-        limits = gpu_node_pool(settings, pool)["spec"]["limits"]
+        limits = gpu_node_pool(settings.resolved.pool(pool.name))["spec"]["limits"]
         assert limits == {
             "cpu": str(pool.cpu_limit),
-            GPU_RESOURCE: str(pool.gpu_limit * settings.sharing_for(pool).replicas),
+            GPU_RESOURCE: str(pool.gpu_limit * settings.resolved.pool(pool.name).sharing.replicas),
         }
 
 
@@ -171,7 +171,7 @@ def test_overlay_capacity_is_gpus_times_replicas_for_1_4_and_8_gpu_types(replica
         gpuSharing={"strategy": "time-slicing", "replicas": replicas},
     )
     (pool,) = settings.karpenter.node_pools
-    overlays = karpenter_manifests.node_overlays(pool, settings.sharing_for(pool))
+    overlays = karpenter_manifests.node_overlays(pool, settings.resolved.pool(pool.name).sharing)
     by_gpu_count = {}
     for overlay in overlays:
         requirements = {r["key"]: r for r in overlay["spec"]["requirements"]}
@@ -184,7 +184,9 @@ def test_overlay_capacity_is_gpus_times_replicas_for_1_4_and_8_gpu_types(replica
         by_gpu_count[int(gpus)] = overlay["spec"]["capacity"]
     physical = sorted({gpu_catalog.gpu_count(t) for t in instance_types})
     assert physical == [1, 4, 8]
-    assert by_gpu_count == {g: {GPU_RESOURCE: str(g * settings.sharing_for(pool).replicas)} for g in physical}
+    assert by_gpu_count == {
+        g: {GPU_RESOURCE: str(g * settings.resolved.pool(pool.name).sharing.replicas)} for g in physical
+    }
     assert all(validate_custom_resource(o) == [] for o in overlays)
 
 
@@ -192,9 +194,9 @@ def test_one_overlay_per_distinct_gpu_count_with_unique_names() -> None:
     settings = settings_for("prod")
     names = []
     for pool in settings.karpenter.node_pools:
-        overlays = karpenter_manifests.node_overlays(pool, settings.sharing_for(pool))
+        overlays = karpenter_manifests.node_overlays(pool, settings.resolved.pool(pool.name).sharing)
         counts = [o["spec"]["requirements"][1]["values"] for o in overlays]
-        if settings.capacity_of(pool).slot_kind == "g6f":  # one overlay by family: EC2 reports g6f's GPUs as 0
+        if settings.resolved.pool(pool.name).slot_kind == "g6f":  # one overlay by family: EC2 reports g6f's GPUs as 0
             assert counts == [["g6f"]]
         else:
             assert counts == [[str(g)] for g in sorted(set(map(gpu_catalog.gpu_count, pool.selected_instance_types)))]
@@ -208,7 +210,8 @@ def test_pool_override_replicas_are_the_ones_used() -> None:
     pool = next(p for p in settings.karpenter.node_pools if p.gpu_sharing is not None)
     assert pool.gpu_sharing is not None and pool.gpu_sharing.replicas != settings.gpu_sharing.replicas
     capacities = [
-        o["spec"]["capacity"][GPU_RESOURCE] for o in karpenter_manifests.node_overlays(pool, settings.sharing_for(pool))
+        o["spec"]["capacity"][GPU_RESOURCE]
+        for o in karpenter_manifests.node_overlays(pool, settings.resolved.pool(pool.name).sharing)
     ]
     gpus = karpenter_manifests.pool_gpu_counts(pool)
     assert capacities == [str(g * pool.gpu_sharing.replicas) for g in gpus]
@@ -221,7 +224,7 @@ def test_no_overlays_and_no_feature_gate_without_sharing() -> None:
         gpuSharing={"strategy": "none", "replicas": 1},
     )
     (pool,) = settings.karpenter.node_pools
-    assert karpenter_manifests.node_overlays(pool, settings.sharing_for(pool)) == []
+    assert karpenter_manifests.node_overlays(pool, settings.resolved.pool(pool.name).sharing) == []
     values = karpenter_values.helm_values(
         controller_inputs(settings), cluster_endpoint="https://x", interruption_queue="q"
     )
@@ -237,7 +240,7 @@ def test_node_class_launches_pinned_al2023_with_imdsv2_and_encrypted_root(stack:
     volume = settings.gpu_nodes.root_volume
     for pool in settings.karpenter.node_pools:
         node_class = karpenter_manifests.node_class(
-            pool, settings.sharing_for(pool), node_class_basis(settings), node_role_name=NODE_ROLE
+            pool, settings.resolved.pool(pool.name).sharing, node_class_basis(settings), node_role_name=NODE_ROLE
         )
         spec = node_class["spec"]
         assert node_class["metadata"]["name"] == pool.name
@@ -271,9 +274,9 @@ def test_node_class_launches_pinned_al2023_with_imdsv2_and_encrypted_root(stack:
 def test_node_class_user_data_is_the_shared_gpu_bootstrap(stack: str) -> None:
     settings = settings_for(stack)
     for pool in settings.karpenter.node_pools:
-        labels = gpu_node_labels(settings.sharing_for(pool).profile)
+        labels = gpu_node_labels(settings.resolved.pool(pool.name).sharing.profile)
         user_data = karpenter_manifests.node_class(
-            pool, settings.sharing_for(pool), node_class_basis(settings), node_role_name=NODE_ROLE
+            pool, settings.resolved.pool(pool.name).sharing, node_class_basis(settings), node_role_name=NODE_ROLE
         )["spec"]["userData"]
         assert user_data == render_gpu_user_data(
             settings.gpu_node_bootstrap, launched_by="karpenter", node_labels=labels
@@ -296,7 +299,7 @@ def test_node_class_drops_tags_karpenter_owns() -> None:
     settings = settings_for("staging", tags=tags)
     (pool,) = settings.karpenter.node_pools
     node_class = karpenter_manifests.node_class(
-        pool, settings.sharing_for(pool), node_class_basis(settings), node_role_name=NODE_ROLE
+        pool, settings.resolved.pool(pool.name).sharing, node_class_basis(settings), node_role_name=NODE_ROLE
     )
     assert node_class["spec"]["tags"] == {"Name": "gpu-node", "team": "ml"}
     assert validate_custom_resource(node_class) == []

@@ -9,15 +9,16 @@ import pytest
 
 from components.facts import gpu_catalog
 from components.renderers.karpenter import karpenter_packing as packing
-from components.settings import SettingsError, StackSettings, capacity
+from components.settings import SettingsError, StackSettings
+from components.settings.checks.fit_placement import group_fits
+from offline.cost import stack_forecast
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.support.settings import DELETE, settings_for
 
 
 def _first_batch_rows(settings: StackSettings) -> list[packing.FirstBatchRow]:
-    pools = capacity.karpenter_capacities(settings)
-    return packing.first_batch_rows(settings.karpenter, settings.demo, pools, capacity.managed_group_slots(settings))
+    return packing.first_batch_rows(settings.karpenter, settings.demo, settings.resolved)
 
 
 def test_staging_first_batch_gets_one_g4dn_xlarge_per_three_slots() -> None:
@@ -95,12 +96,15 @@ def test_the_opt_in_on_a_pool_of_one_gpu_count_is_an_error() -> None:
 
 
 def test_summary_shows_the_first_batch_and_the_mixed_pool_warning(staging_plan: Plan) -> None:
-    lines = render_summary(settings_for("staging"), staging_plan, "staging", Path("out")).splitlines()
+    staging = settings_for("staging")
+    lines = render_summary(
+        staging, staging_plan, "staging", Path("out"), stack_forecast(staging), group_fits(staging)
+    ).splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("First batch per pool"))
     assert lines[start + 2].split() == ["g4-nodepool", "3", "3", "2", "g4dn.xlarge", "(3),", "g4dn.xlarge", "(3)"]
     mixed = settings_for(
         "staging", pool={"instanceTypes": ["g4dn.xlarge", "g4dn.12xlarge"], "allowMixedGpuCounts": True}
     )
-    summary = render_summary(mixed, staging_plan, "staging", Path("out"))
+    summary = render_summary(mixed, staging_plan, "staging", Path("out"), stack_forecast(mixed), group_fits(mixed))
     assert "g4-nodepool                     3          3      1  g4dn.12xlarge (6)" in summary
     assert "WARNING: pool g4-nodepool mixes instance types with 1, 4 GPUs" in summary

@@ -88,8 +88,8 @@ def test_every_karpenter_object_validates_against_the_v1_14_1_crds(stack: Any) -
     settings, plan = stack
     objects = [obj for kind in KINDS for obj in plan.objects(kind)]
     pools = settings.karpenter.node_pools
-    sharing_pools = [p for p in pools if settings.sharing_for(p).replicas > 1]
-    g6f_pools = [p for p in pools if settings.capacity_of(p).slot_kind == "g6f"]  # one overlay each, by family
+    sharing_pools = [p for p in pools if settings.resolved.pool(p.name).sharing.replicas > 1]
+    g6f_pools = [p for p in pools if settings.resolved.pool(p.name).slot_kind == "g6f"]  # one overlay each, by family
     expected_overlays = sum(len(karpenter_manifests.pool_gpu_counts(p)) for p in sharing_pools) + len(g6f_pools)
     cpu_user_pool = 2 if settings.cpu_user_pool_enabled else 0  # its NodePool and EC2NodeClass
     assert len(objects) == 2 * len(pools) + expected_overlays + cpu_user_pool > 0
@@ -103,13 +103,13 @@ def test_plan_objects_are_exactly_the_rendered_objects(stack: Any) -> None:
     role = f"{settings.cluster_name}-karpenter-node"
     expected = []
     for pool in settings.karpenter.node_pools:
-        expected.append(gpu_node_pool(settings, pool))
+        expected.append(gpu_node_pool(settings.resolved.pool(pool.name)))
         expected.append(
             karpenter_manifests.node_class(
-                pool, settings.sharing_for(pool), node_class_basis(settings), node_role_name=role
+                pool, settings.resolved.pool(pool.name).sharing, node_class_basis(settings), node_role_name=role
             )
         )
-        expected.extend(karpenter_manifests.node_overlays(pool, settings.sharing_for(pool)))
+        expected.extend(karpenter_manifests.node_overlays(pool, settings.resolved.pool(pool.name).sharing))
     if settings.cpu_user_pool_enabled:
         cpu_pool = settings.karpenter.cpu_user_pool
         expected.append(cpu_user_pool_manifests.node_pool(cpu_pool))
@@ -157,7 +157,7 @@ def test_karpenter_gpu_nodes_look_like_managed_gpu_nodes(stack: Any) -> None:
         pool = next(p for p in settings.karpenter.node_pools if p.name == node_pool["metadata"]["name"])
         template = node_pool["spec"]["template"]
         assert template["spec"]["taints"] == [GPU_TAINT]
-        assert template["metadata"]["labels"] == gpu_node_labels(settings.sharing_for(pool).profile)
+        assert template["metadata"]["labels"] == gpu_node_labels(settings.resolved.pool(pool.name).sharing.profile)
 
 
 def test_capacity_math_in_the_plan(stack: Any) -> None:
@@ -167,18 +167,18 @@ def test_capacity_math_in_the_plan(stack: Any) -> None:
     for overlay in plan.objects("NodeOverlay"):
         requirements = {r["key"]: r["values"] for r in overlay["spec"]["requirements"]}
         (pool_name,) = requirements["karpenter.sh/nodepool"]
-        if settings.capacity_of(pools[pool_name]).slot_kind == "g6f":  # EC2 reports 0 GPUs: one slice a node
+        if settings.resolved.pool(pools[pool_name].name).slot_kind == "g6f":  # EC2 reports 0 GPUs: one slice a node
             assert requirements == {"karpenter.sh/nodepool": [pool_name], "karpenter.k8s.aws/instance-family": ["g6f"]}
             assert overlay["spec"]["capacity"] == {GPU_RESOURCE: "1"}
             continue
         (gpus,) = requirements["karpenter.k8s.aws/instance-gpu-count"]
-        replicas = settings.sharing_for(pools[pool_name]).replicas
+        replicas = settings.resolved.pool(pools[pool_name].name).sharing.replicas
         assert int(gpus) in {gpu_catalog.gpu_count(t) for t in pools[pool_name].selected_instance_types}
         assert overlay["spec"]["capacity"] == {GPU_RESOURCE: str(int(gpus) * replicas)}
     for node_pool in gpu_node_pools(settings, plan):
         pool = pools[node_pool["metadata"]["name"]]
         limit = node_pool["spec"]["limits"][GPU_RESOURCE]
-        assert limit == str(pool.gpu_limit * settings.sharing_for(pool).replicas)
+        assert limit == str(pool.gpu_limit * settings.resolved.pool(pool.name).sharing.replicas)
 
 
 # --- IAM ----------------------------------------------------------------------------------------------------------------
@@ -323,7 +323,7 @@ def test_dependency_edges(stack: Any) -> None:
         node_pool = custom_resource(plan, "NodePool", pool.name)
         overlays = [
             custom_resource(plan, "NodeOverlay", o["metadata"]["name"])
-            for o in karpenter_manifests.node_overlays(pool, settings.sharing_for(pool))
+            for o in karpenter_manifests.node_overlays(pool, settings.resolved.pool(pool.name).sharing)
         ]
         for resource in (node_class, node_pool, *overlays):
             assert {crd_chart, controller_chart["urn"]} <= set(resource["dependencies"]), resource["urn"]

@@ -24,13 +24,13 @@ def test_reservations_become_selector_terms_and_the_reserved_capacity_type() -> 
     settings = settings_for("staging", pool={"capacityReservations": RESERVATIONS})
     (pool,) = settings.karpenter.node_pools
     node_class = karpenter_manifests.node_class(
-        pool, settings.sharing_for(pool), node_class_basis(settings), node_role_name="lab-node"
+        pool, settings.resolved.pool(pool.name).sharing, node_class_basis(settings), node_role_name="lab-node"
     )
     assert node_class["spec"]["capacityReservationSelectorTerms"] == [
         {"id": "cr-0123456789abcdef0"},
         {"tags": {"team": "ml-platform", "purpose": "*"}},
     ]
-    node_pool = gpu_node_pool(settings, pool)
+    node_pool = gpu_node_pool(settings.resolved.pool(pool.name))
     (capacity,) = [
         r for r in node_pool["spec"]["template"]["spec"]["requirements"] if r["key"] == "karpenter.sh/capacity-type"
     ]
@@ -49,7 +49,7 @@ def test_without_reservations_nothing_changes_and_the_gate_is_off() -> None:
     assert (
         "capacityReservationSelectorTerms"
         not in karpenter_manifests.node_class(
-            pool, settings.sharing_for(pool), node_class_basis(settings), node_role_name="n"
+            pool, settings.resolved.pool(pool.name).sharing, node_class_basis(settings), node_role_name="n"
         )["spec"]
     )
     gates = karpenter_values.helm_values(controller_inputs(settings), cluster_endpoint="e", interruption_queue="q")[
@@ -62,7 +62,7 @@ def test_the_crd_cel_rules_are_what_the_settings_enforce_earlier() -> None:
     settings = settings_for("staging", pool={"capacityReservations": RESERVATIONS})
     node_class = karpenter_manifests.node_class(
         settings.karpenter.node_pools[0],
-        settings.sharing_for(settings.karpenter.node_pools[0]),
+        settings.resolved.pool(settings.karpenter.node_pools[0].name).sharing,
         node_class_basis(settings),
         node_role_name="n",
     )

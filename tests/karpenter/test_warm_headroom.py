@@ -17,11 +17,11 @@ from components.facts.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     gpu_node_labels,
 )
-from components.karpenter import controller_inputs, gpu_node_pool, pool_sessions
+from components.karpenter import controller_inputs, gpu_node_pool
 from components.renderers.device_plugin.gpu_capacity import warm_headroom_rows, warm_nodes_held
 from components.renderers.karpenter import karpenter_manifests, karpenter_values, warm_headroom_manifests
 from components.renderers.nodes.gpu_bootstrap import render_gpu_user_data
-from components.settings import NodePoolSettings, SettingsError, StackSettings, capacity, load_settings
+from components.settings import NodePoolSettings, SettingsError, StackSettings, load_settings
 from offline.plan import Plan
 from tests.support.crd_validation import validate_custom_resource
 from tests.support.k8s_validation import pod_can_land_on, tolerates, validate_core_object
@@ -63,7 +63,7 @@ def test_staging_keeps_three_warm_slots_of_a_typical_lab_pod() -> None:
     (pool,) = settings.karpenter.node_pools
     assert pool.name == "g4-nodepool"
     assert pool.warm_gpu_slots == 3
-    shape = settings.warm_slot_shape_for(pool)
+    shape = settings.resolved.pool(pool.name).warm_slot_shape
     assert (shape.cpu_millicores, shape.memory_mib) == (1000, 4096)
 
 
@@ -111,7 +111,7 @@ def test_allocatable_follows_karpenters_model_by_hand() -> None:
 def test_staging_pool_allocatable_counts_its_observability_daemonsets() -> None:
     settings = settings_for("staging", labs_without=WARM_ALONE)
     (pool,) = settings.karpenter.node_pools
-    room = settings.pool_node_allocatable(pool, "g4dn.xlarge")
+    room = settings.resolved.pool(pool.name).node("g4dn.xlarge").allocatable
     assert (room.cpu_millicores, room.memory_mib) == (3180, 13070)
 
 
@@ -124,7 +124,7 @@ def test_default_shape_shrinks_until_a_node_holds_all_its_slots() -> None:
         pool={"instanceTypes": ["g4dn.xlarge"], "warmGpuSlots": 4},
         gpuSharing={"strategy": "time-slicing", "replicas": 4},
     )
-    shape = settings.warm_slot_shape_for(settings.karpenter.node_pools[0])
+    shape = settings.resolved.pool(settings.karpenter.node_pools[0].name).warm_slot_shape
     assert (shape.cpu_millicores, shape.memory_mib) == (750, 3264)
 
 
@@ -152,7 +152,7 @@ def test_an_explicit_small_shape_is_the_users_choice() -> None:
         pool={"instanceTypes": ["g4dn.xlarge"], "warmGpuSlots": 1, "warmSlotShape": tiny},
         gpuSharing={"strategy": "time-slicing", "replicas": 48},
     )
-    shape = settings.warm_slot_shape_for(settings.karpenter.node_pools[0])
+    shape = settings.resolved.pool(settings.karpenter.node_pools[0].name).warm_slot_shape
     assert (shape.cpu_millicores, shape.memory_mib) == (50, 128)
 
 
@@ -178,7 +178,7 @@ def test_warm_slots_of_a_disabled_karpenter_are_rejected_as_ignored() -> None:
     assert ("gpu-platform:karpenter.nodePools", IGNORED_WITHOUT_KARPENTER) in caught.value.problems
     # Only the switch: no pools, no headroom.
     off = load_settings({**config, "gpu-platform:karpenter": json.dumps({"enabled": False})})
-    assert warm_headroom_manifests.pools_with_headroom(off.karpenter, pool_sessions(off)) == ()
+    assert warm_headroom_manifests.pools_with_headroom(off.resolved.karpenter_pools) == ()
 
 
 # --- objects -------------------------------------------------------------------------------------------------
@@ -186,9 +186,9 @@ def test_warm_slots_of_a_disabled_karpenter_are_rejected_as_ignored() -> None:
 
 def headroom_objects(settings: StackSettings) -> list[dict[str, Any]]:
     objects = []
-    for pool in warm_headroom_manifests.pools_with_headroom(settings.karpenter, pool_sessions(settings)):
+    for pool in warm_headroom_manifests.pools_with_headroom(settings.resolved.karpenter_pools):
         objects += [
-            warm_headroom_manifests.pod_template(pool, settings.warm_slot_shape_for(pool)),
+            warm_headroom_manifests.pod_template(pool, settings.resolved.pool(pool.name).warm_slot_shape),
             warm_headroom_manifests.capacity_buffer(pool),
         ]
     return objects
@@ -204,7 +204,7 @@ def test_every_buffer_validates_against_the_crd_and_every_template_is_strict_val
     assert (
         len(buffers)
         == len(templates)
-        == len(warm_headroom_manifests.pools_with_headroom(settings.karpenter, pool_sessions(settings)))
+        == len(warm_headroom_manifests.pools_with_headroom(settings.resolved.karpenter_pools))
         > 0
     )
     assert [validate_custom_resource(b) for b in buffers] == [[] for _ in buffers]
@@ -214,7 +214,7 @@ def test_every_buffer_validates_against_the_crd_and_every_template_is_strict_val
 def test_buffer_references_its_template_with_the_warm_slots() -> None:
     settings = settings_for("staging", labs_without=WARM_ALONE)
     (pool,) = settings.karpenter.node_pools
-    template = warm_headroom_manifests.pod_template(pool, settings.warm_slot_shape_for(pool))
+    template = warm_headroom_manifests.pod_template(pool, settings.resolved.pool(pool.name).warm_slot_shape)
     buffer = warm_headroom_manifests.capacity_buffer(pool)
     assert buffer["metadata"]["namespace"] == template["metadata"]["namespace"]  # podTemplateRef is namespace-local
     assert buffer["spec"]["podTemplateRef"] == {"name": template["metadata"]["name"]}
@@ -232,7 +232,9 @@ def test_the_validators_catch_broken_headroom_objects() -> None:
     no_count = copy.deepcopy(warm_headroom_manifests.capacity_buffer(pool))
     del no_count["spec"]["replicas"]
     assert any("replicas or limits must also be set" in e for e in validate_custom_resource(no_count))
-    template = copy.deepcopy(warm_headroom_manifests.pod_template(pool, settings.warm_slot_shape_for(pool)))
+    template = copy.deepcopy(
+        warm_headroom_manifests.pod_template(pool, settings.resolved.pool(pool.name).warm_slot_shape)
+    )
     template["template"]["spec"]["warmSlots"] = 3
     assert validate_core_object(template, settings.kubernetes_version) != []
 
@@ -262,11 +264,13 @@ def fits(pod_spec: dict[str, Any], labels: dict[str, str], taints: list[dict[str
 
 def test_a_warm_slot_lands_on_its_pool_and_only_there() -> None:
     settings = two_pool_settings()
-    pools = {pool.name: gpu_node_pool(settings, pool) for pool in settings.karpenter.node_pools}
+    pools = {pool.name: gpu_node_pool(settings.resolved.pool(pool.name)) for pool in settings.karpenter.node_pools}
     managed_gpu_node = (gpu_node_labels(settings.gpu_sharing.profile), [GPU_TAINT])
     system_node: tuple[dict[str, str], list[dict[str, str]]] = ({SYSTEM_NODE_LABEL_KEY: SYSTEM_NODE_LABEL_VALUE}, [])
-    for pool in warm_headroom_manifests.pools_with_headroom(settings.karpenter, pool_sessions(settings)):
-        pod_spec = warm_headroom_manifests.pod_template(pool, settings.warm_slot_shape_for(pool))["template"]["spec"]
+    for pool in warm_headroom_manifests.pools_with_headroom(settings.resolved.karpenter_pools):
+        pod_spec = warm_headroom_manifests.pod_template(pool, settings.resolved.pool(pool.name).warm_slot_shape)[
+            "template"
+        ]["spec"]
         own = node_pool_nodes(pools[pool.name])
         assert own and all(fits(pod_spec, labels, taints) for labels, taints in own)
         others = [node for name, other in pools.items() if name != pool.name for node in node_pool_nodes(other)]
@@ -317,13 +321,13 @@ def test_every_node_of_the_pool_holds_all_its_slots(
         gpuSharing=sharing,
         observability=observed,
     )
-    (pool,) = warm_headroom_manifests.pools_with_headroom(settings.karpenter, pool_sessions(settings))
-    allocatable = settings.pool_node_allocatable(pool, instance_type)
+    (pool,) = warm_headroom_manifests.pools_with_headroom(settings.resolved.karpenter_pools)
+    allocatable = settings.resolved.pool(pool.name).node(instance_type).allocatable
     assert (allocatable.cpu_millicores, allocatable.memory_mib) == room
-    assert settings.slots_per_node(pool, instance_type) == slots
-    (container,) = warm_headroom_manifests.pod_template(pool, settings.warm_slot_shape_for(pool))["template"]["spec"][
-        "containers"
-    ]
+    assert settings.resolved.pool(pool.name).node(instance_type).slots == slots
+    (container,) = warm_headroom_manifests.pod_template(pool, settings.resolved.pool(pool.name).warm_slot_shape)[
+        "template"
+    ]["spec"]["containers"]
     requests = container["resources"]["requests"]
     cpu, memory = int(requests["cpu"].removesuffix("m")), int(requests["memory"].removesuffix("Mi"))
     assert (cpu, memory) == shape
@@ -353,7 +357,7 @@ def test_nodes_held_follow_the_formula(slots: int, replicas: int, instance_type:
         pool={"instanceTypes": [instance_type], "warmGpuSlots": slots, "gpuLimit": 16, "cpuLimit": 256},
         gpuSharing={"strategy": "time-slicing", "replicas": replicas},
     )
-    (row,) = warm_headroom_rows(settings.karpenter, capacity.karpenter_capacities(settings))
+    (row,) = warm_headroom_rows(settings.resolved.karpenter_pools)
     assert (row.instance_type, row.warm_slots, row.nodes_held) == (instance_type, slots, nodes)
     assert warm_nodes_held(slots, gpu_catalog.gpu_count(instance_type), settings.gpu_sharing) == nodes
 
@@ -361,7 +365,7 @@ def test_nodes_held_follow_the_formula(slots: int, replicas: int, instance_type:
 def test_pools_without_warm_slots_get_no_buffer_and_leave_the_gate_off() -> None:
     settings = settings_for("staging", labs_without=WARM_ALONE, pool={"warmGpuSlots": 0})
     assert headroom_objects(settings) == []
-    assert warm_headroom_rows(settings.karpenter, capacity.karpenter_capacities(settings)) == []
+    assert warm_headroom_rows(settings.resolved.karpenter_pools) == []
     values = karpenter_values.helm_values(
         controller_inputs(settings), cluster_endpoint="https://x", interruption_queue="q"
     )

@@ -15,7 +15,8 @@ from components.facts.constants import (
     SYSTEM_NODE_LABEL_VALUE,
     gpu_node_labels,
 )
-from components.renderers.hub.hub_namespace import NOTEBOOK_POD, lab_side_policies
+from components.facts.jupyterhub_chart import NOTEBOOK_POD
+from components.renderers.hub.hub_namespace import lab_side_policies
 from components.renderers.labs.demo_manifests import (
     DEMO_CHECKOV_SKIPS,
     demo_deployment,
@@ -147,7 +148,7 @@ def test_demo_meets_the_restricted_pod_security_standard_its_namespace_enforces(
 def demo_fits_one_managed_node(settings: StackSettings, deployment: dict[str, Any]) -> bool:
     """Demo pods x GPUs each <= physical GPUs of one managed GPU node x sharing replicas (smallest type)."""
     physical = min(gpu_catalog.gpu_count(t) for t in settings.gpu_node_group.instance_types)
-    return deployment["spec"]["replicas"] * gpus_per_pod(deployment) <= physical * settings.sharing_for(None).replicas
+    return deployment["spec"]["replicas"] * gpus_per_pod(deployment) <= physical * settings.gpu_sharing.replicas
 
 
 def test_the_demo_fits_on_one_shared_gpu() -> None:

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from components.facts.gpu_catalog import vcpus
 from components.renderers.labs.gpu_quota import QuotaNeed, quota_needs
-from components.settings import StackSettings, capacity
+from components.settings import StackSettings
+from components.settings.checks.fit_placement import group_fits
+from offline.cost import stack_forecast
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.conftest import PROJECT_DIR
@@ -19,8 +21,7 @@ ON_DEMAND_G = ("L-DB2E81BA", "Running On-Demand G and VT instances")
 
 
 def _quota_needs(settings: StackSettings) -> list[QuotaNeed]:
-    group = capacity.managed_group_capacity(settings)
-    return quota_needs(settings.gpu_node_group, group, settings.karpenter, capacity.karpenter_capacities(settings))
+    return quota_needs(settings.gpu_node_group, settings.resolved)
 
 
 def test_vcpus_of_the_catalog_sizes() -> None:
@@ -64,7 +65,7 @@ def test_spot_and_p_families_count_against_their_own_quotas() -> None:
 def test_the_synth_summary_prints_the_quota(staging_plan: Plan, prod_plan: Plan) -> None:
     for stack, plan in (("staging", staging_plan), ("prod", prod_plan)):
         settings = settings_for(stack)
-        summary = render_summary(settings, plan, stack, Path("out"))
+        summary = render_summary(settings, plan, stack, Path("out"), stack_forecast(settings), group_fits(settings))
         (need,) = _quota_needs(settings)
         assert need.code == ON_DEMAND_G[0]
         (line,) = [line for line in summary.splitlines() if need.code in line]

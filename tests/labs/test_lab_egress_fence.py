@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from components.facts.constants import DCGM_HOSTENGINE_PORT
-from components.renderers.hub.hub_namespace import HUB_API_PORT, HUB_POD, NOTEBOOK_POD, hub_namespace
+from components.facts.jupyterhub_chart import HUB_API_PORT, HUB_POD, NOTEBOOK_POD
+from components.renderers.hub.hub_namespace import hub_namespace
 from components.renderers.labs.lab_rbac import lab_group
 from offline.plan import Plan
 from tests.conftest import STACKS

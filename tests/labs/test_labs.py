@@ -22,9 +22,10 @@ from components.settings import (
     LabSettings,
     SettingsError,
     StackSettings,
-    capacity,
     load_settings,
 )
+from components.settings.checks.fit_placement import group_fits
+from offline.cost import stack_forecast
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.conftest import STACKS
@@ -267,23 +268,23 @@ def test_max_slots_sum_pools_and_the_managed_group(
     settings: dict[str, StackSettings], managed_group_config: dict[str, str]
 ) -> None:
     # Staging: Karpenter g4-nodepool gpuLimit 8 x 3 replicas (no managed GPU group).
-    assert max_schedulable_slots(capacity.all_capacities(settings["staging"])) == 8 * 3
+    assert max_schedulable_slots(settings["staging"].resolved.pools) == 8 * 3
     # Prod: t4-shared 16 x 3; a10g-inference 16 x 4; l4-slice 8 g6f slices x 1 (no managed GPU group).
-    assert max_schedulable_slots(capacity.all_capacities(settings["prod"])) == 16 * 3 + 16 * 4 + 8 * 1
+    assert max_schedulable_slots(settings["prod"].resolved.pools) == 16 * 3 + 16 * 4 + 8 * 1
     # With staging's managed group on: + maxSize 1 x 1 T4 x 3 replicas.
-    assert max_schedulable_slots(capacity.all_capacities(load_settings(managed_group_config))) == 1 * 1 * 3 + 8 * 3
+    assert max_schedulable_slots(load_settings(managed_group_config).resolved.pools) == 1 * 1 * 3 + 8 * 3
 
 
 def test_labs_within_capacity_get_no_warning(settings: dict[str, StackSettings]) -> None:
     for stack_settings in settings.values():
-        assert lab_slot_warning(capacity.all_capacities(stack_settings), stack_settings.labs) is None
+        assert lab_slot_warning(stack_settings.resolved.pools, stack_settings.labs) is None
 
 
 def test_labs_beyond_capacity_are_warned_in_the_summary(staging_config: dict[str, str], staging_plan: Plan) -> None:
     over = load_settings(_with_labs(staging_config, [DEMO_LAB, {"name": "big-lab", "gpuSlots": 25}]))
-    warning = lab_slot_warning(capacity.all_capacities(over), over.labs)
+    warning = lab_slot_warning(over.resolved.pools, over.labs)
     assert warning is not None and "28" in warning and "at most 24" in warning
-    summary = render_summary(over, staging_plan, "staging", Path("/tmp/out"))
+    summary = render_summary(over, staging_plan, "staging", Path("/tmp/out"), stack_forecast(over), group_fits(over))
     assert warning in summary
     assert re.search(r"big-lab\s+25\s+0", summary)
 

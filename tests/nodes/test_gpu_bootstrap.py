@@ -59,7 +59,7 @@ CASES = [(stack, launched_by) for stack in STACKS for launched_by in LAUNCHERS]
 
 def render_for(settings: StackSettings, launched_by: LaunchedBy) -> str:
     """The userData as the node group / EC2NodeClass render it (stack default sharing profile)."""
-    labels = gpu_node_labels(settings.sharing_for(None).profile)
+    labels = gpu_node_labels(settings.gpu_sharing.profile)
     return render_gpu_user_data(settings.gpu_nodes, launched_by=launched_by, node_labels=labels)
 
 
@@ -133,7 +133,7 @@ def test_node_config_carries_the_kubelet_limits_and_labels(stack: str, launched_
         assert config == {"maxPods": settings.gpu_nodes.max_pods, "podPidsLimit": settings.gpu_nodes.pod_pids_limit}
     else:  # Karpenter's own NodeConfig sets maxPods (from EC2NodeClass.spec.kubelet.maxPods) and wins.
         assert config == {"podPidsLimit": settings.gpu_nodes.pod_pids_limit}
-    labels = gpu_node_labels(settings.sharing_for(None).profile)
+    labels = gpu_node_labels(settings.gpu_sharing.profile)
     [flag] = spec["kubelet"]["flags"]
     name, _, value = flag.partition("=")
     assert name == "--node-labels"

@@ -7,7 +7,10 @@ from pathlib import Path
 import pulumi
 import pytest
 
+from components.facts import constants
 from components.resources import scheduler_scoring
+from components.settings.checks.fit_placement import group_fits
+from offline.cost import stack_forecast
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.conftest import registered_transforms
@@ -57,7 +60,7 @@ def test_the_input_names_are_the_sdks() -> None:
 
 
 def test_weights_are_within_the_apis_range() -> None:
-    assert all(1 <= weight <= 100 for _, weight in scheduler_scoring.SCORING_WEIGHTS)
+    assert all(1 <= weight <= 100 for _, weight in constants.SCORING_WEIGHTS)
 
 
 @pytest.mark.usefixtures("reset_runtime")
@@ -70,13 +73,15 @@ def test_the_cluster_component_carries_the_transform_when_switched_on(on: bool) 
 
 
 def test_switch_is_on_by_default() -> None:
-    assert scheduler_scoring.scoring_strategy(settings_for("staging").cluster) == "MostAllocated"
+    assert settings_for("staging").cluster.scoring_strategy == "MostAllocated"
 
 
 @pytest.mark.parametrize(("on", "shown"), [(True, "MostAllocated"), (False, "LeastAllocated")])
 def test_summary_says_which_scoring_runs(staging_plan: Plan, on: bool, shown: str) -> None:
     settings = settings_for("staging", merge={"cluster": {"mostAllocatedScoring": on}})
-    summary = render_summary(settings, staging_plan, "staging", Path("out"))
+    summary = render_summary(
+        settings, staging_plan, "staging", Path("out"), stack_forecast(settings), group_fits(settings)
+    )
     line = next(line for line in summary.splitlines() if line.startswith("Scheduler scoring"))
     assert f": {shown};" in line
     assert ("aws:eks/cluster:Cluster" in line) is on

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.facts import gpu_catalog, node_allocatable
+from components.facts import gpu_catalog, node_allocatable, node_monitoring
 from components.facts.constants import (
     CLOUDWATCH_AGENT_NAMESPACE,
     DCGM_EXPORTER_IMAGE,
@@ -22,6 +22,8 @@ from components.facts.constants import (
 from components.renderers.observability import dcgm_engines, observability_config
 from components.renderers.observability import dcgm_exporter_manifests as exporter
 from components.settings import StackSettings
+from components.settings.checks.fit_placement import group_fits
+from offline.cost import stack_forecast
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.conftest import STACKS
@@ -93,7 +95,7 @@ def test_cloudwatch_add_on_turns_its_dcgm_exporter_off_and_keeps_gpu_metrics() -
 
 def test_node_monitoring_agent_engine_covers_every_gpu_type_of_the_catalog() -> None:
     """dcgm-server's affinity lists instance types; a GPU type outside it would leave the agent without an engine."""
-    assert set(gpu_catalog.GPU_INSTANCE_TYPES) <= dcgm_engines.NODE_MONITORING_DCGM_INSTANCE_TYPES
+    assert set(gpu_catalog.GPU_INSTANCE_TYPES) <= node_monitoring.NODE_MONITORING_DCGM_INSTANCE_TYPES
     values = observability_config.node_monitoring_agent_configuration()
     assert all(tolerates(t, GPU_TAINT) for t in values["dcgmAgent"]["tolerations"])
 
@@ -110,14 +112,14 @@ def test_engine_model_reads_tolerations_like_the_scheduler() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_summary_names_the_engine_of_each_gpu_node(stack: str, plans: dict[str, Plan]) -> None:
     settings = settings_for(stack)
-    summary = render_summary(settings, plans[stack], stack, Path("out"))
+    summary = render_summary(settings, plans[stack], stack, Path("out"), stack_forecast(settings), group_fits(settings))
     lines = summary.splitlines()
     start = lines.index(next(line for line in lines if line.startswith("DCGM host engines per GPU node")))
     block = lines[start + 1 : lines.index("", start)]
     engines = [line.split()[0] for line in block if "engine: " in line]
     assert engines == [pool.name for pool in settings.karpenter.node_pools]
     assert all(line.endswith("engine: dcgm-server (eks-node-monitoring-agent)") for line in block if "engine: " in line)
-    assert any(dcgm_engines.LATCH_RECOVERY_COMMAND in line for line in block)
+    assert any(node_monitoring.LATCH_RECOVERY_COMMAND in line for line in block)
 
 
 # --- the exporter ------------------------------------------------------------------------------------------

@@ -29,7 +29,9 @@ from components.renderers.observability import container_insights_metrics as met
 from components.renderers.observability import gpu_alarms, gpu_dashboard
 from components.renderers.observability import observability_config as config
 from components.resources import node_repair
-from components.settings import SettingsError, StackSettings, capacity
+from components.settings import SettingsError, StackSettings
+from components.settings.checks.fit_placement import group_fits
+from offline.cost import stack_forecast
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.conftest import PROJECT_DIR, STACKS, registered_transforms
@@ -431,10 +433,10 @@ def test_dashboard_checks_catch_a_broken_body() -> None:
 
 def test_dashboard_draws_each_pools_slot_ceiling() -> None:
     # staging: g4-nodepool gpuLimit 8 at 3 replicas; its managed GPU group is disabled (warm headroom instead).
-    assert gpu_capacity.pool_slot_ceilings(capacity.all_capacities(settings_for("staging"))) == {"g4-nodepool": 8 * 3}
+    assert gpu_capacity.pool_slot_ceilings(settings_for("staging").resolved.pools) == {"g4-nodepool": 8 * 3}
     # with the managed group on: 1 x g4dn.xlarge (1 GPU) at maxSize 1, 3 replicas.
     with_group = settings_for("staging", gpuNodeGroup={"enabled": True, "minSize": 1, "desiredSize": 1, "maxSize": 1})
-    assert gpu_capacity.pool_slot_ceilings(capacity.all_capacities(with_group)) == {
+    assert gpu_capacity.pool_slot_ceilings(with_group.resolved.pools) == {
         "g4-nodepool": 24,
         "managed-gpu-group": 3,
     }
@@ -567,7 +569,10 @@ def test_plans_enable_karpenter_node_repair(stack: str, plans: dict[str, Plan]) 
 def test_summary_shows_node_auto_repair_per_managed_group(
     staging_plan: Plan, overrides: dict[str, Any], expected: dict[str, str]
 ) -> None:
-    summary = render_summary(settings_for("staging", **overrides), staging_plan, "staging", Path("out"))
+    settings = settings_for("staging", **overrides)
+    summary = render_summary(
+        settings, staging_plan, "staging", Path("out"), stack_forecast(settings), group_fits(settings)
+    )
     lines = summary.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("EKS node auto repair (nodeRepairConfig"))
     block = {}

@@ -30,7 +30,6 @@ from components.settings import (
     SUPPORTED_KUBERNETES_VERSIONS,
     CpuUserPoolSettings,
     SettingsError,
-    capacity,
     load_settings,
 )
 from offline.mocks import availability_zones
@@ -211,7 +210,7 @@ def test_more_demo_pods_than_managed_slots_only_prefer_the_group(managed_group_c
     labs = json.loads(config["gpu-platform:labs"])
     labs[0]["gpuSlots"] = 10
     settings = load_settings(with_value(config, "gpu-platform:labs", labs))
-    affinity = demo_affinity(settings.demo, settings.cluster_name, capacity.managed_group_capacity(settings))
+    affinity = demo_affinity(settings.demo, settings.cluster_name, settings.resolved.managed_group)
     assert affinity is not None
     node_affinity = affinity["nodeAffinity"]
     assert "requiredDuringSchedulingIgnoredDuringExecution" not in node_affinity

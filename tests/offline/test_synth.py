@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from components.settings import StackSettings
+from offline import config_files
 from offline.config_files import SECRET_PLACEHOLDER, read_stack_config
 from offline.plan import Plan
-from tests.conftest import PROJECT_DIR, STACKS, SynthRun, run_synth
+from tests.conftest import PROJECT_DIR, STACKS, SynthRun, run_synth, synthesize
 
 RESOURCE_KEYS = {"urn", "type", "name", "parent", "dependencies", "protect", "custom", "inputs"}
 
@@ -81,6 +84,30 @@ def test_two_runs_are_byte_identical(staging_synth: SynthRun, tmp_path: Path) ->
     ]  # fmt: skip
     for relative in files:
         assert (first / relative).read_bytes() == (second / relative).read_bytes(), relative
+
+
+def test_one_synth_reads_the_stack_file_once_and_validates_it_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The synth parses `Pulumi.yaml` and `Pulumi.<stack>.yaml` once and validates them into `StackSettings` once;
+    the program run (`__main__.py`'s `read_settings`), the cost forecast and the summary take those settings."""
+    parsed_files: list[str] = []
+    validations: list[object] = []
+    parse, validate = config_files._parse, StackSettings.model_validate
+
+    def counted_parse(path: Path) -> Any:
+        parsed_files.append(path.name)
+        return parse(path)
+
+    def counted_validate(cls: type[StackSettings], values: object, **options: Any) -> StackSettings:
+        validations.append(values)
+        return validate(values, **options)
+
+    monkeypatch.setattr(config_files, "_parse", counted_parse)
+    monkeypatch.setattr(StackSettings, "model_validate", classmethod(counted_validate))
+    synthesize("staging", tmp_path / "out")
+    assert parsed_files == ["Pulumi.yaml", "Pulumi.staging.yaml"]
+    assert len(validations) == 1
 
 
 @pytest.mark.parametrize("stack", STACKS)

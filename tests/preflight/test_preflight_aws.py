@@ -14,19 +14,13 @@ import pytest
 import preflight
 from components.facts.constants import CLOUDWATCH_OBSERVABILITY_ADDON, CLOUDWATCH_OBSERVABILITY_ADDON_VERSION
 from components.renderers.labs.gpu_quota import quota_needs
-from components.settings import capacity
 from offline.plan import Plan
 from tests.support import fake_aws as fake_aws_cli
 from tests.support.settings import settings_for
 
 STAGING = settings_for("staging")
 # The EC2 vCPU quotas staging needs, as the synth summary and preflight work them out.
-STAGING_NEEDS = quota_needs(
-    STAGING.gpu_node_group,
-    capacity.managed_group_capacity(STAGING),
-    STAGING.karpenter,
-    capacity.karpenter_capacities(STAGING),
-)
+STAGING_NEEDS = quota_needs(STAGING.gpu_node_group, STAGING.resolved)
 DEPLOYER = "arn:aws:iam::111122223333:role/github-actions-deploy"
 ADMIN = "arn:aws:iam::111122223333:role/platform-admin"
 PREVIEW = "arn:aws:iam::111122223333:role/github-actions-preview"

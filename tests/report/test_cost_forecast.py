@@ -61,7 +61,7 @@ def test_the_boot_to_ready_figure_is_the_cited_time_to_gpu_without_the_cronjob()
 
 def test_staging_pool_plan_reads_the_stack() -> None:
     settings = settings_for("staging")
-    plan = pool_plan(settings, settings.karpenter.node_pools[0])
+    plan = pool_plan(settings, settings.resolved.karpenter_pools[0])
     assert plan.slots_per_type == {"g4dn.xlarge": 3, "g4dn.2xlarge": 3}
     assert plan.prices == {"g4dn.xlarge": 0.631, "g4dn.2xlarge": 0.902}
     assert plan.demo_slots == 3 and plan.scoring == "MostAllocated"
@@ -76,7 +76,7 @@ def test_forecasts_are_deterministic_and_complete(stack: str) -> None:
     settings = settings_for(stack)
     first, second = stack_forecast(settings), stack_forecast(settings)
     assert [r.dollars for r in first.results] == [r.dollars for r in second.results]
-    timetabled = {pool.name for pool in settings.karpenter.node_pools if settings.sessions_on(pool)}
+    timetabled = {pool.name for pool in settings.karpenter.node_pools if settings.resolved.pool(pool.name).sessions}
     for result in first.results:
         assert result.dollars > 0 and result.floor_dollars > 0
         assert result.ratio_to_floor is not None and result.ratio_to_floor >= 1.0  # nothing beats the floor
@@ -87,7 +87,7 @@ def test_forecasts_are_deterministic_and_complete(stack: str) -> None:
 
 def test_packing_costs_no_more_than_spreading_on_staging() -> None:
     settings = settings_for("staging")
-    pool = settings.karpenter.node_pools[0]
+    pool = settings.resolved.karpenter_pools[0]
     most = forecast(pool_plan(settings, pool))
     spread = settings.model_copy(
         update={"cluster": settings.cluster.model_copy(update={"most_allocated_scoring": False})}
@@ -153,6 +153,6 @@ def test_a_region_or_type_the_table_cannot_price_is_said_not_forecast() -> None:
     result = stack_forecast(settings)
     assert result.pools == [] and result.skipped[0] == ("pool g4-nodepool", "none of g5.xlarge is offered in us-west-1")
     assert [name for name, _ in result.skipped[1:]] == ["pool cpu-user"]  # priced per node-hour, never forecast
-    lines = cost_lines(settings, result)
+    lines = cost_lines(result)
     assert any("g4-nodepool" in line and "not forecast: none of g5.xlarge is offered" in line for line in lines)
     assert forecast_document(settings, result)["notForecast"] == dict(result.skipped)

@@ -1,4 +1,4 @@
-"""One capacity model (components/settings/capacity.py): GPUs, vCPUs, slots per node, allocatable, nodes within
+"""One capacity model, in the resolved model (components/settings/resolved.py): GPUs, vCPUs, slots per node, allocatable, nodes within
 limits and quota vCPUs are worked out once per pool from the one catalog, and nothing else multiplies GPUs by
 sharing replicas.
 """
@@ -10,11 +10,10 @@ import ast
 import pytest
 
 from components.facts import gpu_catalog
-from components.settings import capacity
 from tests.conftest import PROJECT_DIR, STACKS, parsed, program_files
 from tests.support.settings import settings_for
 
-CAPACITY_MODEL = PROJECT_DIR / "components" / "settings" / "capacity.py"
+CAPACITY_MODEL = PROJECT_DIR / "components" / "settings" / "resolved.py"
 GPU_NAMES = frozenset({"gpus", "physical_gpus", "gpu_limit", "gpu_count"})
 
 
@@ -57,9 +56,9 @@ def test_nothing_but_the_capacity_model_multiplies_gpus_by_replicas() -> None:
         if path != CAPACITY_MODEL
         for line, expression in gpus_times_replicas(path.read_text(encoding="utf-8"))
     }
-    assert found == {}, "read slots from components/settings/capacity.py (capacity.slots, PoolCapacity)"
+    assert found == {}, "read slots from components/settings/resolved.py (resolved.slots, ResolvedPool)"
     [(_, product)] = gpus_times_replicas(CAPACITY_MODEL.read_text(encoding="utf-8"))
-    assert product == "physical_gpus * replicas"  # capacity.slots: the one product
+    assert product == "physical_gpus * replicas"  # resolved.slots: the one product
 
 
 def test_the_scan_sees_every_spelling_of_the_product() -> None:
@@ -75,9 +74,7 @@ def test_the_scan_sees_every_spelling_of_the_product() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_pool_reads_the_catalog(stack: str) -> None:
     settings = settings_for(stack)
-    pools = [*capacity.karpenter_capacities(settings)]
-    group = capacity.managed_group_capacity(settings)
-    pools += [group] if group is not None else []
+    pools = settings.resolved.pools
     assert pools
     for pool in pools:
         for node in pool.nodes:
@@ -94,9 +91,7 @@ def test_nodes_within_limits_and_quota_vcpus_hand_counted() -> None:
     """g4dn.xlarge: 1 GPU, 4 vCPUs; g4dn.12xlarge: 4 GPUs, 48 vCPUs; 2 replicas, gpuLimit 4, cpuLimit 16."""
     pool = {"name": "p", "instanceTypes": ["g4dn.xlarge", "g4dn.12xlarge"], "gpuLimit": 4, "cpuLimit": 16}
     pool["allowMixedGpuCounts"] = True  # a mixed pool, to count both types (refused without the opt-in)
-    held = capacity.pool_capacity(
-        settings := settings_for("staging", pools=[pool], gpuSharing={"replicas": 2}), settings.karpenter.node_pools[0]
-    )
+    (held,) = settings_for("staging", pools=[pool], gpuSharing={"replicas": 2}).resolved.karpenter_pools
     assert [(n.instance_type, n.slots) for n in held.nodes] == [("g4dn.12xlarge", 8), ("g4dn.xlarge", 2)]
     assert held.slot_limit == 8
     # 8 slots: 4 xlarge nodes (16 vCPUs, 4 GPUs) fit; one 12xlarge has 48 vCPUs > 16.
@@ -111,11 +106,9 @@ def test_nodes_within_limits_and_quota_vcpus_hand_counted() -> None:
 def test_the_managed_group_counts_its_nodes() -> None:
     """Managed group of g4dn.xlarge and g4dn.12xlarge at 2 replicas, desired 2 and max 3 nodes."""
     group = {"instanceTypes": ["g4dn.xlarge", "g4dn.12xlarge"], "minSize": 1, "desiredSize": 2, "maxSize": 3}
-    held = capacity.managed_group_capacity(
-        settings_for("staging", pools=[], gpuNodeGroup=group, gpuSharing={"replicas": 2})
-    )
+    held = settings_for("staging", pools=[], gpuNodeGroup=group, gpuSharing={"replicas": 2}).resolved.managed_group
     assert held is not None
     assert held.desired_slots == 2 * 2  # the smallest type's 2 slots on each desired node
     assert [held.slots_at_limit(node) for node in held.nodes] == [6, 24]
     assert held.quota_vcpus == 3 * 48
-    assert capacity.managed_group_capacity(settings_for("staging", gpuNodeGroup={"enabled": False})) is None
+    assert settings_for("staging", gpuNodeGroup={"enabled": False}).resolved.managed_group is None

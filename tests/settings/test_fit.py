@@ -1,4 +1,4 @@
-"""The fit model (components/settings/fit.py, fit_placement.py, facts/pod_requests.py): Karpenter's allocatable
+"""The fit model (components/settings/checks/fit.py, fit_placement.py, facts/pod_requests.py): Karpenter's allocatable
 arithmetic against hand-computed figures, the system group's packing, the scheduler's toleration rule, and both
 shipped stacks fitting with learners' notebooks off the system nodes."""
 
@@ -14,8 +14,8 @@ from components.facts.constants import GPU_TAINT, USER_TAINT
 from components.facts.node_allocatable import NO_REQUEST, Allocatable
 from components.facts.pod_requests import PodShape
 from components.settings import SettingsError, StackSettings, load_settings
-from components.settings.fit import NodeGroup, daemonsets, node_groups
-from components.settings.fit_placement import check, group_fits, pack
+from components.settings.checks.fit import NodeGroup, daemonsets, node_groups
+from components.settings.checks.fit_placement import check, group_fits, pack
 from tests.conftest import STACKS
 from tests.support.config_edits import merged, with_value
 from tests.support.k8s_validation import tolerates as k8s_tolerates
@@ -129,7 +129,7 @@ def test_gpu_groups_run_the_daemonsets_the_capacity_model_reserves(settings: dic
             if dict(GPU_TAINT) not in group.taints:
                 continue
             pool = next(p for p in config.karpenter.node_pools if p.name == group.name)
-            sharing = config.sharing_for(pool)
+            sharing = config.resolved.pool(pool.name).sharing
             labels = {**group.labels, "node.kubernetes.io/instance-type": group.smallest}
             placed = [ds for ds in daemonsets(config) if pod_requests.can_run(ds, labels, group.taints)]
             expected = node_allocatable.daemonset_requests(

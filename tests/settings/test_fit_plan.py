@@ -13,7 +13,7 @@ from components.facts import pod_requests
 from components.facts.constants import GPU_TOLERATION
 from components.facts.node_allocatable import NO_REQUEST, Allocatable
 from components.facts.pod_requests import PodShape
-from components.settings import fit
+from components.settings.checks import fit
 from offline.plan import Plan
 from tests.conftest import STACKS, shared_path
 from tests.support.settings import settings_for
@@ -84,16 +84,16 @@ def test_rendered_pods_request_what_the_table_claims(plans: dict[str, Plan]) -> 
         for job in plan.objects("CronJob"):
             assert_matches(pod_requests.TIMETABLE_JOB, pod_spec_of(job), f"{stack} CronJob {job['metadata']['name']}")
             checked.add(pod_requests.TIMETABLE_JOB.source)
-        pools = {pool.name: pool for pool in settings.karpenter.node_pools}
+        pools = {pool.name: pool for pool in settings.resolved.karpenter_pools}
         for template in plan.objects("PodTemplate"):
             pool = pools[pod_spec_of(template)["nodeSelector"]["karpenter.sh/nodepool"]]
-            shape = fit.gpu_notebook(settings, pool)
+            shape = fit.gpu_notebook(pool)
             assert_matches(shape, pod_spec_of(template), f"{stack} warm slot {pool.name}")
             checked.add("renderers/karpenter/warm_headroom_manifests.py")
         for pod in plan.objects("Pod"):
             spec = pod_spec_of(pod)
             pinned = spec["nodeSelector"].get("karpenter.sh/nodepool")
-            shape = fit.gpu_notebook(settings, pools[pinned]) if pinned else fit.cpu_notebook()
+            shape = fit.gpu_notebook(pools[pinned]) if pinned else fit.cpu_notebook()
             assert_matches(shape, spec, f"{stack} notebook {pod['metadata']['name']}")
             checked.add(shape.source)
         rendered = {

@@ -214,8 +214,8 @@ def test_sharing_profiles_are_distinct_and_sorted() -> None:
     prod = settings_for("prod")
     profiles = [s.profile for s in prod.sharing_profiles]
     assert profiles == sorted(set(profiles)) == ["exclusive", "time-slicing-3", "time-slicing-4"]  # g6f: exclusive
-    assert prod.sharing_for(prod.karpenter.node_pools[1]).replicas == 4
-    assert prod.sharing_for(prod.karpenter.node_pools[0]) == prod.gpu_sharing
+    assert prod.resolved.pool(prod.karpenter.node_pools[1].name).sharing.replicas == 4
+    assert prod.resolved.pool(prod.karpenter.node_pools[0].name).sharing == prod.gpu_sharing
 
 
 @pytest.mark.parametrize(

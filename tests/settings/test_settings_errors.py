@@ -11,10 +11,12 @@ import pytest
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from components.settings import SettingsError, StackSettings, load_settings
+from components.settings.checks.fit_placement import group_fits
+from components.settings.checks.hubs import hub_warnings
 from components.settings.errors import problems_from
 from components.settings.fields import SettingsModel
-from components.settings.rules_hub import hub_warnings
 from offline.config_files import read_stack_config
+from offline.cost import stack_forecast
 from offline.plan import Plan
 from offline.summary import render_summary
 from tests.conftest import PROJECT_DIR
@@ -219,7 +221,10 @@ def test_a_hub_shorter_than_its_class_is_a_warning_naming_both_keys() -> None:
 
 def test_the_synth_summary_prints_the_hub_warning(staging_plan: Plan) -> None:
     values = _edited("gpu-platform:labs", lambda labs: labs[0]["hub"].update(maxHours=1))
-    summary = render_summary(load_settings(values, STAGING.secret_paths), staging_plan, "staging", Path("out"))
+    settings = load_settings(values, STAGING.secret_paths)
+    summary = render_summary(
+        settings, staging_plan, "staging", Path("out"), stack_forecast(settings), group_fits(settings)
+    )
     assert (
         "  WARNING: gpu-platform:labs[0].hub.maxHours: 1h is shorter than gpu-platform:labs[0].sessions[0]" in summary
     )

@@ -90,7 +90,7 @@ CASES: list[Case] = [
     Case("ok-demo-off-alone", {"gpu-platform:demo": {"enabled": False}}, OK),
     # (no warm slots: one slot of a T4 shared 64 ways is smaller than any usable pod)
     Case("ok-sharing-64", {"gpu-platform:gpuSharing": {"strategy": "time-slicing", "replicas": 64}, f"{POOL}.warmGpuSlots": DELETE}, OK),
-    # A T4's 16,384 MiB over 16 MPS clients caps each at 1,024 MiB, the floor (rules_pools.sharing_fits_instance_types).
+    # A T4's 16,384 MiB over 16 MPS clients caps each at 1,024 MiB, the floor (checks/pools.py: sharing_fits_instance_types).
     Case("ok-sharing-mps-16", {"gpu-platform:gpuSharing": {"strategy": "mps", "replicas": 16}, f"{POOL}.warmGpuSlots": DELETE}, OK),
     # A g6f pool of its own, whole (strategy none): one slice a node, the backstops its limits.
     Case("ok-g6f-pool", {f"{POOL}.instanceTypes": ["g6f.xlarge", "g6f.2xlarge"], f"{POOL}.gpuSharing": {"strategy": "none"}, f"{POOL}.warmGpuSlots": 1, "gpu-platform:labs[0].sessions": DELETE}, OK),

@@ -43,7 +43,7 @@ def rendered_user_data() -> dict[Path, str]:
                 rendered[GOLDEN_DIR / f"userdata-{stack}-karpenter-{pool.name}.mime"] = render_gpu_user_data(
                     settings.gpu_node_bootstrap,
                     launched_by="karpenter",
-                    node_labels=gpu_node_labels(settings.sharing_for(pool).profile),
+                    node_labels=gpu_node_labels(settings.resolved.pool(pool.name).sharing.profile),
                 )
     return rendered
 

@@ -20,14 +20,12 @@ from components.facts.constants import (
     TIMETABLE_NAMESPACE,
     gpu_node_labels,
 )
-from components.karpenter import controller_inputs, gpu_node_pool, pool_sessions
-from components.lab_timetable import pool_timetable
+from components.karpenter import controller_inputs, gpu_node_pool
 from components.renderers.karpenter import karpenter_values, warm_headroom_manifests
 from components.renderers.timetable import timetable_manifests
 from components.renderers.timetable.timetable_report import node_lifetimes, pool_weeks, session_peaks
 from components.settings import SettingsError, StackSettings, load_settings
 from offline.plan import Plan
-from offline.summary import timetabled_pools
 from tests.conftest import PROJECT_DIR
 from tests.support.crd_validation import validate_custom_resource
 from tests.support.k8s_validation import pod_can_land_on, tolerates, validate_core_object
@@ -81,7 +79,7 @@ def allowed_disruptions(node_pool: dict[str, Any], moment: datetime) -> int:
 def test_staging_timetable_is_two_pacific_evenings_of_six_learners() -> None:
     settings = settings_for("staging")
     (pool,) = settings.karpenter.node_pools
-    (only,) = settings.sessions_on(pool)
+    (only,) = settings.resolved.pool(pool.name).sessions
     assert (only.schedule, only.timezone, only.duration_minutes, only.learners) == (
         "0 17 * * tue,thu",
         "America/Los_Angeles",
@@ -91,7 +89,7 @@ def test_staging_timetable_is_two_pacific_evenings_of_six_learners() -> None:
     assert len(only.starts) == 2
     # The seed's instance type and expiry stay; the grace period covers the session.
     assert "g4dn.xlarge" in pool.instance_types and pool.expire_after == "120m"
-    needed = settings.session_hold_seconds(pool) + timetable.SESSION_POD_GRACE_SECONDS
+    needed = settings.resolved.pool(pool.name).session_hold_seconds + timetable.SESSION_POD_GRACE_SECONDS
     assert (timetable.parse_seconds(pool.termination_grace_period) or 0) >= needed
 
 
@@ -102,7 +100,7 @@ def test_lead_time_is_the_modelled_time_to_gpu_rounded_up() -> None:
     assert timetable.lead_minutes_for(pre_pulls=True, fast_image_pull=False) == 6  # 338 s
     assert timetable.lead_minutes_for(pre_pulls=False, fast_image_pull=False) == 4  # 200 s
     settings = settings_for("staging")
-    assert settings.timetable_lead_minutes(settings.karpenter.node_pools[0]) == 5
+    assert settings.resolved.pool(settings.karpenter.node_pools[0].name).lead_minutes == 5
 
 
 def test_a_session_longer_than_the_grace_period_is_rejected() -> None:
@@ -189,7 +187,8 @@ def test_overlapping_sessions_add_up_in_the_buffer() -> None:
     settings = overlapping()
     pool = settings.karpenter.node_pools[0]
     changes = {
-        (c.hour, c.minute, c.days): c.replicas for c in timetable.buffer_changes(3, settings.sessions_on(pool), 5)
+        (c.hour, c.minute, c.days): c.replicas
+        for c in timetable.buffer_changes(3, settings.resolved.pool(pool.name).sessions, 5)
     }
     tue, thu = 2, 4
     assert changes == {
@@ -200,7 +199,7 @@ def test_overlapping_sessions_add_up_in_the_buffer() -> None:
         (17, 2, (tue, thu)): 3,
     }
     # The nodes held in the windows add up too: 3 + 6 + 4 from 16:57 to 18:02 on Tuesdays.
-    held = timetable.held_profile(3, settings.sessions_on(pool), 5)
+    held = timetable.held_profile(3, settings.resolved.pool(pool.name).sessions, 5)
     assert held[tue * timetable.DAY + 17 * 60 + 30] == 13
     assert held[thu * timetable.DAY + 17 * 60 + 30] == 7
     assert held[tue * timetable.DAY + 19 * 60] == 3
@@ -209,7 +208,7 @@ def test_overlapping_sessions_add_up_in_the_buffer() -> None:
 def test_cronjobs_set_the_step_function_in_the_sessions_zone() -> None:
     settings = overlapping()
     pool = settings.karpenter.node_pools[0]
-    jobs = timetable_manifests.cronjobs(pool_timetable(settings, pool))
+    jobs = timetable_manifests.cronjobs(settings.resolved.pool(pool.name))
     by_name = {job["metadata"]["name"]: job for job in jobs}
     assert sorted(by_name) == [
         "g4-nodepool-1655-to-9",
@@ -230,7 +229,7 @@ def test_cronjobs_set_the_step_function_in_the_sessions_zone() -> None:
 def test_staging_class_is_warm_and_untouched_across_dst(class_start: datetime) -> None:
     settings = settings_for("staging")
     pool = settings.karpenter.node_pools[0]
-    jobs = {job["spec"]["schedule"]: job for job in timetable_manifests.cronjobs(pool_timetable(settings, pool))}
+    jobs = {job["spec"]["schedule"]: job for job in timetable_manifests.cronjobs(settings.resolved.pool(pool.name))}
     raise_at, lower_at = class_start - timedelta(minutes=5), class_start
     # The CronJobs fire in Pacific wall time whatever the offset: 16:55 up to 9 slots, 17:00 back to 3.
     raising = [s for s in jobs if fires(s, raise_at)]
@@ -238,7 +237,7 @@ def test_staging_class_is_warm_and_untouched_across_dst(class_start: datetime) -
     assert [jobs[s]["metadata"]["name"] for s in raising] == ["g4-nodepool-1655-to-9"]
     assert [jobs[s]["metadata"]["name"] for s in lowering] == ["g4-nodepool-1700-to-3"]
     # Karpenter reads budgets in UTC: no node may be disrupted from the raise to the end, in PST and PDT alike.
-    node_pool = gpu_node_pool(settings, pool)
+    node_pool = gpu_node_pool(settings.resolved.pool(pool.name))
     minute = raise_at
     while minute < class_start + timedelta(hours=2):
         assert allowed_disruptions(node_pool, minute) == 0, minute.astimezone(UTC)
@@ -348,7 +347,7 @@ def test_pools_with_sessions_keep_a_buffer_even_without_warm_slots(prod_plan: Pl
     assert karpenter_values.helm_values(controller_inputs(settings), cluster_endpoint="e", interruption_queue="q")[
         "settings"
     ]["featureGates"]["capacityBuffer"]
-    assert len(warm_headroom_manifests.pools_with_headroom(settings.karpenter, pool_sessions(settings))) == 2
+    assert len(warm_headroom_manifests.pools_with_headroom(settings.resolved.karpenter_pools)) == 2
 
 
 def test_session_pods_carry_do_not_disrupt(staging_plan: Plan) -> None:
@@ -361,7 +360,7 @@ def test_session_pods_carry_do_not_disrupt(staging_plan: Plan) -> None:
 
 def test_summary_figures_for_staging() -> None:
     settings = settings_for("staging")
-    pools = timetabled_pools(settings)
+    pools = settings.resolved.karpenter_pools
     (peak,) = session_peaks(pools)
     # 3 warm + 6 learners = 9 slots; g4dn.xlarge holds 3 (1 T4 x 3 replicas): 3 nodes, 12 vCPUs; on g4dn.2xlarge
     # (also 1 T4) 3 nodes of 8 vCPUs, 24: the most any type of the pool needs.
@@ -382,9 +381,14 @@ def test_summary_figures_for_staging() -> None:
 
 
 def test_synth_summary_prints_the_timetable(staging_plan: Plan) -> None:
+    from components.settings.checks.fit_placement import group_fits
+    from offline.cost import stack_forecast
     from offline.summary import render_summary
 
-    text = render_summary(settings_for("staging"), staging_plan, "staging", PROJECT_DIR / "build")
+    settings = settings_for("staging")
+    text = render_summary(
+        settings, staging_plan, "staging", PROJECT_DIR / "build", stack_forecast(settings), group_fits(settings)
+    )
     assert "labs.0.sessions.0" in text and "timetable 176.3 h, around the clock 504.0 h, saved 327.7 h" in text
     assert "g4-nodepool           4h15m" in text
 

@@ -134,14 +134,12 @@ CONFIG_MOUNT: Manifest = {"name": "config", "mountPath": CONFIG_MOUNT_PATH, "rea
 
 def config_map(profile: str, config_text: str) -> Manifest:
     _, labels = daemon_labels(PLUGIN_APP, plugin_name(profile), "device-plugin", profile)
-    return plain_manifest(
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": config_map_name(profile), "namespace": NAMESPACE, "labels": labels},
-            "data": {CONFIG_KEY: config_text},
-        }
-    )
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": config_map_name(profile), "namespace": NAMESPACE, "labels": labels},
+        "data": {CONFIG_KEY: config_text},
+    }
 
 
 def gpu_node_daemon_set(
@@ -160,29 +158,27 @@ def gpu_node_daemon_set(
     metadata: Manifest = {"name": name, "namespace": NAMESPACE, "labels": labels}
     if annotations:
         metadata["annotations"] = annotations
-    return plain_manifest(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "DaemonSet",
-            "metadata": metadata,
-            "spec": {
-                "selector": {"matchLabels": selector},
-                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
-                "template": {
-                    "metadata": {"labels": labels, "annotations": {CHECKSUM_ANNOTATION: config_checksum(config_text)}},
-                    "spec": {
-                        "priorityClassName": "system-node-critical",
-                        "automountServiceAccountToken": False,
-                        "enableServiceLinks": False,
-                        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-                        "affinity": gpu_node_affinity(profile),
-                        "tolerations": [GPU_TAINT_TOLERATION],
-                        **pod_spec,
-                    },
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": metadata,
+        "spec": {
+            "selector": {"matchLabels": selector},
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
+            "template": {
+                "metadata": {"labels": labels, "annotations": {CHECKSUM_ANNOTATION: config_checksum(config_text)}},
+                "spec": {
+                    "priorityClassName": "system-node-critical",
+                    "automountServiceAccountToken": False,
+                    "enableServiceLinks": False,
+                    "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+                    "affinity": gpu_node_affinity(profile),
+                    "tolerations": [GPU_TAINT_TOLERATION],
+                    **pod_spec,
                 },
             },
-        }
-    )
+        },
+    }
 
 
 # --- the MPS control daemon, and the MPS root both it and the plugin mount ---
@@ -370,14 +366,11 @@ class ProfileObjects:
 
 
 def device_plugin_objects(sharing: GpuSharingSettings) -> ProfileObjects:
+    """The profile's plugin config and its objects, copied once into fresh trees (nothing shared between them)."""
     profile = sharing.profile
     config = plugin_config_for(sharing)
     text = render_config(config)
-    return ProfileObjects(
-        profile=profile,
-        config=config,
-        config_text=text,
-        config_map=config_map(profile, text),
-        daemon_set=device_plugin_daemon_set(profile, config, text),
-        mps_control_daemon_set=mps_control_daemon_set(profile, config, text) if config.strategy == "mps" else None,
-    )
+    mps = mps_control_daemon_set(profile, config, text) if config.strategy == "mps" else None
+    daemon_set = device_plugin_daemon_set(profile, config, text)
+    built = plain_manifest({"configMap": config_map(profile, text), "daemonSet": daemon_set, "mps": mps})
+    return ProfileObjects(profile, config, text, built["configMap"], built["daemonSet"], built["mps"])

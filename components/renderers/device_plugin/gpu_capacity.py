@@ -1,7 +1,7 @@
 """GPU capacity as the synth summary, the NodeOverlays and the alarms report it: rows read from the capacity model.
 
 Schedulable `nvidia.com/gpu` = physical GPUs x sharing replicas is worked out once per pool in
-`components/settings/capacity.py`; this module only lays it out (per pool and instance type).
+`components/settings/resolved.py`; this module only lays it out (per pool and instance type).
 """
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from components.settings import GpuSharingSettings, KarpenterSettings, LabSettings, capacity
-from components.settings.capacity import MANAGED_GROUP_POOL, PoolCapacity
+from components.settings import GpuSharingSettings, KarpenterPool, LabSettings
+from components.settings.resolved import MANAGED_GROUP_POOL, ResolvedPool, slots
 
 __all__ = ["MANAGED_GROUP_POOL"]
 
 
 def schedulable_gpus(physical_gpus: int, sharing: GpuSharingSettings) -> int:
     """`nvidia.com/gpu` a node advertises once the device plugin applies `sharing`."""
-    return capacity.slots(physical_gpus, sharing.replicas)
+    return slots(physical_gpus, sharing.replicas)
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,8 @@ class CapacityRow:
     schedulable_at_limit: int  # at the pool's nvidia.com/gpu limit (managed group: at maxSize)
 
 
-def capacity_rows(pools: Sequence[PoolCapacity]) -> list[CapacityRow]:
-    """One row per pool and instance type; `pools`: every GPU pool's capacity (`capacity.all_capacities`)."""
+def capacity_rows(pools: Sequence[ResolvedPool]) -> list[CapacityRow]:
+    """One row per pool and instance type; `pools`: every resolved GPU pool (`StackSettings.resolved.pools`)."""
     return [
         CapacityRow(
             pool.name,
@@ -63,32 +63,28 @@ class WarmHeadroomRow:
     nodes_held: int  # if Karpenter picks this instance type for the buffer
 
 
-def warm_headroom_rows(karpenter: KarpenterSettings, pools: Sequence[PoolCapacity]) -> list[WarmHeadroomRow]:
+def warm_headroom_rows(pools: Sequence[KarpenterPool]) -> list[WarmHeadroomRow]:
     """Per pool with warm slots and per instance type it may launch: the nodes the headroom keeps running.
 
-    `pools`: the Karpenter pools' capacity (`capacity.karpenter_capacities`).
+    `pools`: the resolved Karpenter pools (`StackSettings.resolved.karpenter_pools`).
     """
-    if not karpenter.enabled:
-        return []
-    capacity_of = {pool.name: pool for pool in pools}
     rows = []
-    for pool in karpenter.node_pools:
-        if pool.warm_gpu_slots <= 0:
+    for pool in pools:
+        warm = pool.settings.warm_gpu_slots
+        if warm <= 0:
             continue
-        for node in capacity_of[pool.name].nodes:
-            rows.append(
-                WarmHeadroomRow(
-                    pool.name, node.instance_type, pool.warm_gpu_slots, node.slots, node.nodes_for(pool.warm_gpu_slots)
-                )
-            )
+        rows += [
+            WarmHeadroomRow(pool.name, node.instance_type, warm, node.slots, node.nodes_for(warm))
+            for node in pool.nodes
+        ]
     return rows
 
 
-def pool_slot_ceilings(pools: Sequence[PoolCapacity]) -> dict[str, int]:
+def pool_slot_ceilings(pools: Sequence[ResolvedPool]) -> dict[str, int]:
     """Most `nvidia.com/gpu` slots each pool (and the managed group) can ever advertise.
 
     The managed group counts its largest instance type (an upper bound: the group may launch any of them).
-    `pools`: every GPU pool's capacity (`capacity.all_capacities`).
+    `pools`: every resolved GPU pool (`StackSettings.resolved.pools`).
     """
     ceilings: dict[str, int] = {}
     for row in capacity_rows(pools):
@@ -96,12 +92,12 @@ def pool_slot_ceilings(pools: Sequence[PoolCapacity]) -> dict[str, int]:
     return dict(sorted(ceilings.items()))
 
 
-def max_schedulable_slots(pools: Sequence[PoolCapacity]) -> int:
+def max_schedulable_slots(pools: Sequence[ResolvedPool]) -> int:
     """Shared GPU slots the pools can ever provide: every pool at its limit, the managed group at maxSize."""
     return sum(pool_slot_ceilings(pools).values())
 
 
-def lab_slot_warning(pools: Sequence[PoolCapacity], labs: Sequence[LabSettings]) -> str | None:
+def lab_slot_warning(pools: Sequence[ResolvedPool], labs: Sequence[LabSettings]) -> str | None:
     """A warning when the labs together may hold more slots than the GPU pools (`pools`) can ever provide."""
     wanted = sum(lab.gpu_slots for lab in labs)
     available = max_schedulable_slots(pools)

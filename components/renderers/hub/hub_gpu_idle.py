@@ -19,18 +19,16 @@ from pathlib import Path
 from typing import Any, Final
 
 from components.facts.constants import CLOUDWATCH_AGENT_NAMESPACE, DCGM_EXPORTER_NAME, PROJECT
+from components.facts.jupyterhub_chart import HUB_API_URL, HUB_POD_LABELS, HUB_SERVICE_ACCOUNT
 from components.renderers.hub.hub_gpu_idle_metrics import METRICS_NAMESPACE
-from components.renderers.hub.hub_profiles import ProfilePool, gpu_profile_slug
+from components.renderers.hub.hub_profiles import gpu_profile_slug
 from components.renderers.manifest_helpers import plain_manifest
 from components.renderers.observability.dcgm_exporter_manifests import AGENT_CERT_SECRET, METRICS_PORT, SERVICE_NAME
-from components.settings import HubGpuIdleSettings, LabSettings
+from components.settings import HubGpuIdleSettings, KarpenterPool, LabSettings
 
 Manifest = dict[str, Any]
 
 SERVICE: Final = "gpu-idle-reaper"
-# The chart's hub ServiceAccount and pod labels (templates/hub/serviceaccount.yaml, deployment.yaml @ 4.4.0).
-HUB_SERVICE_ACCOUNT: Final = "hub"
-HUB_POD_LABELS: Final = {"app": "jupyterhub", "component": "hub"}
 # components/renderers/hub/ -> the project root
 PACKAGE_DIR: Final = Path(__file__).resolve().parents[3] / "gpu_reaper"
 INSTALL_DIR: Final = "/usr/local/share/gpu-reaper"
@@ -38,9 +36,6 @@ CONFIG_PATH: Final = "/usr/local/etc/gpu-reaper/config.json"
 SCRAPE_SECONDS: Final = 30
 # JupyterHub 5.5.0 scopes (jupyterhub/scopes.py), each for one call of gpu_reaper/hubapi.py.
 SCOPES: Final = ("list:users", "read:users", "read:servers", "access:servers", "delete:servers")
-# The hub's own API from inside its pod (the chart binds the hub to `http://:8081`, jupyterhub_config.py @ 4.4.0):
-# JupyterHub hands a managed service `hub_connect_url`, the cross-namespace Service name the notebooks need.
-HUB_API_URL: Final = "http://127.0.0.1:8081/hub/api"
 
 
 def servers_url(tls_offloaded: bool) -> str:
@@ -156,12 +151,12 @@ def chart_values(
 
 
 def lab_values(
-    gpu_idle: HubGpuIdleSettings, lab: LabSettings, metrics: ReaperMetrics | None, pools: Sequence[ProfilePool]
+    gpu_idle: HubGpuIdleSettings, lab: LabSettings, metrics: ReaperMetrics | None, pools: Sequence[KarpenterPool]
 ) -> dict[str, Any]:
     """`chart_values` for one lab's hub: the profiles whose slots give no per-process samples stay unjudged, and the
     proxy's port follows the hub's TLS (a certificate means TLS offloaded at the NLB, renderers/hub/hub_access.py)."""
     assert lab.hub is not None
-    unjudged = [gpu_profile_slug(p.pool.name) for p in pools if not p.slot.per_process_gpu_samples]
+    unjudged = [gpu_profile_slug(p.name) for p in pools if not p.slot.per_process_gpu_samples]
     return chart_values(gpu_idle, lab.name, metrics, unjudged, tls_offloaded=lab.hub.certificate_arn is not None)
 
 

@@ -16,43 +16,28 @@ import json
 from typing import Any, Final
 
 from components.facts.constants import HUB_NAMESPACE_SUFFIX, PROJECT
+from components.facts.jupyterhub_chart import (
+    HUB_API_PORT,
+    HUB_POD,
+    HUB_SERVICE_ACCOUNT,
+    NOTEBOOK_POD,
+    NOTEBOOK_PORT,
+    PROXY_HTTP_PORT,
+    PROXY_POD,
+    SPAWNER_RULES,
+)
 from components.renderers.hub.hub_database import notebook_sqlite_files
 from components.renderers.labs.lab_manifests import CONTAINER_DEFAULT_REQUESTS, LAB_LABEL_KEY
 from components.settings import LabSettings
 
 Manifest = dict[str, Any]
 
-# The Helm release name (the chart names its objects after it: `hub`, `proxy`, `proxy-public`, ...).
-HUB_RELEASE: Final = "jupyterhub"
 RBAC_GROUP: Final = "rbac.authorization.k8s.io"
 SPAWNER_ROLE: Final = "hub-spawner"
-# The chart's hub ServiceAccount (templates/_helpers-names.tpl @ 4.4.0, `jupyterhub.hub-serviceaccount.fullname`).
-HUB_SERVICE_ACCOUNT: Final = "hub"
 HUB_LABEL_KEY: Final = "gpu-platform.io/hub-of"
 # The notebooks' copy of the chart's `singleuser` Secret, in the lab's namespace. Not `singleuser`: the release that
 # ran in the lab's namespace before owns a Secret of that name there, which its removal deletes after the create.
 NOTEBOOK_FILES_SECRET: Final = "hub-singleuser-files"
-# The hub's API and the notebook server's port (z2jh jupyterhub_config.py @ 4.4.0: `hub_container_port = 8081`;
-# kubespawner's default `port` 8888, the chart's templates/hub/netpol.yaml "hub --> singleuser-server").
-HUB_API_PORT: Final = 8081
-NOTEBOOK_PORT: Final = 8888
-# The proxy's HTTP container port (configurable-http-proxy `--port=8000`, templates/proxy/deployment.yaml @ 4.4.0);
-# the proxy-public Service maps its 80 (or, with TLS offloaded at the load balancer, its 443) to it.
-PROXY_HTTP_PORT: Final = 8000
-# Pod labels the chart and kubespawner set: `component` (templates/_helpers.tpl `jupyterhub.matchLabels` @ 4.4.0;
-# kubespawner `component_label` "singleuser-server"), `release` (the Helm release).
-HUB_POD: Final = {"component": "hub", "release": HUB_RELEASE}
-PROXY_POD: Final = {"component": "proxy", "release": HUB_RELEASE}
-NOTEBOOK_POD: Final = {"component": "singleuser-server", "release": HUB_RELEASE}
-# What KubeSpawner 7.0.0 asks of the API in its namespace (jupyterhub/kubespawner `kubespawner/spawner.py` @ 7.0.0:
-# `_make_create_pod_request`, `_make_create_pvc_request` (create, then read on conflict), `_make_delete_pod_request`,
-# `_make_delete_pvc_request`, the pod and event reflectors (list + watch), `_check_pvc_exists` (get)). Its secrets
-# and services are only made with `internal_ssl` or `services_enabled`, both off here. The same verbs as the chart's
-# own hub Role (templates/hub/rbac.yaml @ 4.4.0), less `secrets` and `services`.
-SPAWNER_RULES: Final = (
-    (("",), ("pods", "persistentvolumeclaims"), ("get", "watch", "list", "create", "delete")),
-    (("",), ("events",), ("get", "watch", "list")),
-)
 
 
 def hub_namespace(lab_name: str) -> str:

@@ -10,7 +10,6 @@ Pure: settings in, dicts out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from components.facts.constants import (
@@ -21,9 +20,10 @@ from components.facts.constants import (
     JUPYTERHUB_VERSION,
     KUBESPAWNER_VERSION,
 )
+from components.facts.jupyterhub_chart import HUB_RELEASE
 from components.renderers.hub.hub_database import notebook_sqlite_files
-from components.renderers.hub.hub_namespace import HUB_RELEASE, files_volume
-from components.renderers.hub.hub_profiles import Profile, ProfilePool, cpu_cores, kubespawner_override, profiles
+from components.renderers.hub.hub_namespace import files_volume
+from components.renderers.hub.hub_profiles import Profile, cpu_cores, kubespawner_override, profiles
 from components.renderers.hub.hub_values import (
     HOME_MOUNT_PATH,
     NOTEBOOK_CHECKOV_SKIPS,
@@ -34,7 +34,7 @@ from components.renderers.hub.hub_values import (
     image_reference,
 )
 from components.renderers.manifest_helpers import checkov_skip_annotations
-from components.settings import LabSettings
+from components.settings import LabSettings, ResolvedStack
 
 Manifest = dict[str, Any]
 Values = dict[str, Any]
@@ -42,14 +42,6 @@ Values = dict[str, Any]
 # The user whose Pod the synth writes per profile (manifests/pod-<lab>-notebook-<profile>.yaml).
 EXAMPLE_LEARNER: Final = "learner"
 NOTEBOOK_PORT: Final = 8888
-
-
-@dataclass(frozen=True)
-class LabProfiles:
-    """A lab with a hub and the Karpenter pools its hub offers as GPU profiles (the settings' `hub_pools`)."""
-
-    lab: LabSettings
-    pools: tuple[ProfilePool, ...]
 
 
 def _labels(lab: LabSettings) -> dict[str, str]:
@@ -171,12 +163,11 @@ def notebook_pod_file(lab: LabSettings, profile: Profile) -> str:
     return f"pod-{lab.name}-notebook-{profile.slug}.yaml"
 
 
-def notebook_pods(labs: Sequence[LabProfiles]) -> dict[str, Manifest]:
+def notebook_pods(labs: Sequence[LabSettings], resolved: ResolvedStack) -> dict[str, Manifest]:
     """`manifests/pod-<lab>-notebook-<profile>.yaml` -> the Pod, for every lab with a hub and every profile."""
     pods: dict[str, Manifest] = {}
-    for offered in labs:
-        lab = offered.lab
+    for lab in labs:
         if lab.hub is not None:
-            for profile in profiles(offered.pools):
+            for profile in profiles(resolved.hub_pools(lab.hub)):
                 pods[notebook_pod_file(lab, profile)] = notebook_pod(lab, profile)
     return pods

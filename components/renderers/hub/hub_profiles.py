@@ -2,10 +2,10 @@
 
 Profiles are generated, never typed: one per Karpenter pool the hub offers (`hub.pools`, default all), each
 requesting exactly one shared `nvidia.com/gpu` slot, tolerating the GPU taint, pinned to its pool by
-`karpenter.sh/nodepool` and sized like the pool's warm slot (the settings' `warm_slot_shape_for`: one slot's
+`karpenter.sh/nodepool` and sized like the pool's warm slot (the resolved pool's `warm_slot_shape`: one slot's
 share of the pool's smallest node after system reservations, the math the warm headroom uses), so a notebook
-lands exactly where a CapacityBuffer kept room. The caller works out, per pool, its sharing and that shape
-(`ProfilePool`). `profile_list` renders them as the chart's `singleuser.profileList` (kubespawner traits per
+lands exactly where a CapacityBuffer kept room. The caller hands the resolved pools the hub offers
+(`ResolvedStack.hub_pools`). `profile_list` renders them as the chart's `singleuser.profileList` (kubespawner traits per
 profile). Pure: settings in, dicts out.
 """
 
@@ -25,8 +25,7 @@ from components.facts.constants import (
     USER_TOLERATION,
 )
 from components.facts.pod_requests import CPU_NOTEBOOK_REQUESTS
-from components.settings import GpuSharingSettings, NodePoolSettings, WarmSlotShape
-from components.settings.capacity import SlotModel
+from components.settings import KarpenterPool, NodePoolSettings, SlotModel, WarmSlotShape
 
 Values = dict[str, Any]
 
@@ -35,17 +34,6 @@ CPU_PROFILE: Final = "cpu"
 CPU_PROFILE_SHAPE: Final = WarmSlotShape(
     cpu_millicores=CPU_NOTEBOOK_REQUESTS.cpu_millicores, memory_mib=CPU_NOTEBOOK_REQUESTS.memory_mib
 )
-
-
-@dataclass(frozen=True)
-class ProfilePool:
-    """A Karpenter pool a hub offers, its sharing, its warm slot's shape (the settings' `warm_slot_shape_for`)
-    and what one slot gets (the capacity model's `PoolCapacity.slot`: kind, GPU memory, isolation)."""
-
-    pool: NodePoolSettings
-    sharing: GpuSharingSettings
-    shape: WarmSlotShape
-    slot: SlotModel
 
 
 @dataclass(frozen=True)
@@ -88,8 +76,8 @@ def display_name(gpus: str, slot: SlotModel) -> str:
     return f"Whole {gpus} — {memory} GB GPU memory, yours alone"
 
 
-def gpu_profile(offered: ProfilePool) -> Profile:
-    pool, shape = offered.pool, offered.shape
+def gpu_profile(offered: KarpenterPool) -> Profile:
+    pool, shape = offered.settings, offered.warm_slot_shape
     name = display_name(_gpu_names(pool), offered.slot)
     description = f"{shape.cpu_millicores / 1000:g} CPU, {shape.memory_mib // 1024} GiB RAM, pool {pool.name}"
     return Profile(gpu_profile_slug(pool.name), name, description, shape, pool.name)
@@ -106,7 +94,7 @@ def cpu_profile() -> Profile:
     return Profile(CPU_PROFILE, "CPU only — no GPU", description, shape, None)
 
 
-def profiles(pools: Sequence[ProfilePool]) -> tuple[Profile, ...]:
+def profiles(pools: Sequence[KarpenterPool]) -> tuple[Profile, ...]:
     """The GPU profiles (one per pool the hub offers, in config order), then the CPU profile."""
     return (*(gpu_profile(pool) for pool in pools), cpu_profile())
 
@@ -143,7 +131,7 @@ def kubespawner_override(profile: Profile) -> Values:
     return override
 
 
-def profile_list(pools: Sequence[ProfilePool]) -> list[Values]:
+def profile_list(pools: Sequence[KarpenterPool]) -> list[Values]:
     """`singleuser.profileList`: the first GPU profile is the default."""
     return [
         {

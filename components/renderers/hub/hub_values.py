@@ -17,9 +17,9 @@ from components.facts.constants import DO_NOT_DISRUPT_ANNOTATION, SYSTEM_NODE_LA
 from components.renderers.hub.hub_access import authenticator_config, proxy_service
 from components.renderers.hub.hub_database import db_values, notebook_sqlite_files
 from components.renderers.hub.hub_namespace import files_volume, hub_service_url, hub_side_values
-from components.renderers.hub.hub_profiles import ProfilePool, cpu_cores, cpu_profile, memory_quantity, profile_list
+from components.renderers.hub.hub_profiles import cpu_cores, cpu_profile, memory_quantity, profile_list
 from components.renderers.manifest_helpers import checkov_skip_annotations
-from components.settings import HubSettings, LabSettings
+from components.settings import HubSettings, KarpenterPool, LabSettings
 
 Values = dict[str, Any]
 
@@ -79,7 +79,7 @@ def _network_policy(**rules: list[Values]) -> Values:
     return {"egressAllowRules": dict(CHART_EGRESS_OFF), **rules}
 
 
-def chart_values(lab: LabSettings, storage_class: str, pools: Sequence[ProfilePool]) -> Values:
+def chart_values(lab: LabSettings, storage_class: str, pools: Sequence[KarpenterPool]) -> Values:
     """This program's values for the lab's chart (Helm deep-merges them over the chart's defaults); `pools`: the
     Karpenter pools the lab's hub offers (its GPU profiles)."""
     hub = lab.hub

@@ -32,7 +32,8 @@ from components.facts.constants import (
 )
 from components.renderers.device_plugin.gpu_capacity import schedulable_gpus
 from components.renderers.nodes.gpu_bootstrap import render_gpu_user_data
-from components.settings import GpuNodeSettings, GpuSharingSettings, NodePoolSettings, RootVolumeSettings, capacity
+from components.settings import GpuNodeSettings, GpuSharingSettings, NodePoolSettings, RootVolumeSettings
+from components.settings.resolved import sharing_kind
 
 Manifest = dict[str, Any]
 
@@ -232,7 +233,7 @@ def node_overlays(pool: NodePoolSettings, sharing: GpuSharingSettings) -> list[M
     website/content/en/docs/concepts/nodeoverlays.md, "Example: Fractional GPU Instances (g6f)", PR #9395).
     None when the pool neither shares GPUs nor is g6f (`sharing`: the pool's).
     """
-    if capacity.sharing_kind(sharing, pool.selected_instance_types) == "g6f":
+    if sharing_kind(sharing, pool.selected_instance_types) == "g6f":
         return [
             {
                 "apiVersion": NODEOVERLAY_API_VERSION,

@@ -29,14 +29,13 @@ warm slot shape is shrunk until a node's slots fit (`warm_headroom_manifests`), 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from components.facts import gpu_catalog
 from components.renderers.labs.demo_manifests import DEMO_GPUS_PER_POD
 from components.settings import DemoSettings, KarpenterSettings
-from components.settings.capacity import PoolCapacity
+from components.settings.resolved import ResolvedPool, ResolvedStack
 
 # EC2 size order within one family (cheapest first); sizes not listed sort last.
 SIZE_ORDER: Final = ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "48xlarge")
@@ -95,7 +94,7 @@ class FirstBatchRow:
         return tuple(sorted({node.instance_type for node in self.nodes}, key=price_rank))
 
 
-def pool_slots_per_type(pool: PoolCapacity) -> dict[str, int]:
+def pool_slots_per_type(pool: ResolvedPool) -> dict[str, int]:
     return {node.instance_type: node.slots for node in pool.nodes}
 
 
@@ -106,28 +105,24 @@ def demo_pool(karpenter: KarpenterSettings) -> str | None:
     return min(karpenter.node_pools, key=lambda p: (-p.weight, p.name)).name
 
 
-def first_batch_rows(
-    karpenter: KarpenterSettings, demo: DemoSettings, pools: Sequence[PoolCapacity], managed_group_slots: int
-) -> list[FirstBatchRow]:
+def first_batch_rows(karpenter: KarpenterSettings, demo: DemoSettings, resolved: ResolvedStack) -> list[FirstBatchRow]:
     """Per Karpenter pool: the nodes the first batch (demo pods beyond the managed group + warm slots) opens.
 
-    `pools`: the Karpenter pools' capacity (`capacity.karpenter_capacities`); `managed_group_slots`: the slots the
-    managed group's desired nodes offer (`capacity.managed_group_slots`).
+    `resolved`: the stack's pools (`StackSettings.resolved`): the Karpenter pools, and the slots the managed group's
+    desired nodes offer.
     """
-    if not karpenter.enabled:
-        return []
     demo_slots = demo.replicas * DEMO_GPUS_PER_POD if demo.enabled else 0
-    demo_slots = max(0, demo_slots - managed_group_slots)
+    demo_slots = max(0, demo_slots - resolved.managed_group_slots)
     target = demo_pool(karpenter)
-    capacity_of = {pool.name: pool for pool in pools}
     rows = []
-    for pool in karpenter.node_pools:
+    for pool in resolved.karpenter_pools:
+        warm = pool.settings.warm_gpu_slots
         pool_demo = demo_slots if pool.name == target else 0
-        requests = [DEMO_GPUS_PER_POD] * (pool_demo // DEMO_GPUS_PER_POD) + [1] * pool.warm_gpu_slots
+        requests = [DEMO_GPUS_PER_POD] * (pool_demo // DEMO_GPUS_PER_POD) + [1] * warm
         if not requests:
             continue
-        nodes = pack(requests, pool_slots_per_type(capacity_of[pool.name]))
-        rows.append(FirstBatchRow(pool.name, pool_demo, pool.warm_gpu_slots, tuple(nodes)))
+        nodes = pack(requests, pool_slots_per_type(pool))
+        rows.append(FirstBatchRow(pool.name, pool_demo, warm, tuple(nodes)))
     return rows
 
 

@@ -3,11 +3,10 @@ feature gate this program relies on. Pure: no Pulumi import."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from components.facts import timetable
 from components.facts.constants import (
     HOSTNAME_LABEL,
     KARPENTER_SERVICE_ACCOUNT,
@@ -19,17 +18,16 @@ from components.facts.constants import (
 )
 from components.facts.pod_requests import KARPENTER_CONTROLLER_REQUESTS, as_quantities
 from components.renderers.karpenter.warm_headroom_manifests import uses_capacity_buffers
-from components.settings import KarpenterSettings, ObservabilitySettings
-from components.settings.capacity import PoolCapacity
+from components.settings import KarpenterPool, KarpenterSettings, ObservabilitySettings, ResolvedPool
 
 # Getting-started sizing for the controller; requests = limits gives it Guaranteed QoS.
 CONTROLLER_RESOURCES: Final = as_quantities(KARPENTER_CONTROLLER_REQUESTS)
 
 
-def shares_gpus(karpenter: KarpenterSettings, pools: Sequence[PoolCapacity]) -> bool:
+def shares_gpus(karpenter: KarpenterSettings, pools: Sequence[ResolvedPool]) -> bool:
     """True when some Karpenter pool shares GPUs or is g6f, i.e. needs NodeOverlays (and their feature gate).
 
-    `pools`: the Karpenter pools' capacity (`capacity.karpenter_capacities`): each one's replicas and kind.
+    `pools`: the resolved Karpenter pools (`StackSettings.resolved.karpenter_pools`): each one's replicas and kind.
     """
     return karpenter.enabled and any(pool.replicas > 1 or pool.slot_kind == "g6f" for pool in pools)
 
@@ -42,8 +40,7 @@ class ControllerInputs:
     cluster_name: str
     region: str
     observability: ObservabilitySettings
-    pools: tuple[PoolCapacity, ...]  # the Karpenter pools' capacity (`capacity.karpenter_capacities`)
-    sessions: Mapping[str, tuple[timetable.Session, ...]]  # every Karpenter pool's lab sessions, by pool name
+    pools: tuple[KarpenterPool, ...]  # the resolved Karpenter pools (`StackSettings.resolved.karpenter_pools`)
 
 
 def _feature_gates(inputs: ControllerInputs) -> dict[str, bool]:
@@ -52,7 +49,7 @@ def _feature_gates(inputs: ControllerInputs) -> dict[str, bool]:
         # Simulated nvidia.com/gpu = GPUs x sharing replicas (NodeOverlay, alpha).
         "nodeOverlay": shares_gpus(inputs.karpenter, inputs.pools),
         # Warm GPU slots through CapacityBuffer (alpha), only when some pool keeps them.
-        "capacityBuffer": uses_capacity_buffers(inputs.karpenter, inputs.sessions),
+        "capacityBuffer": uses_capacity_buffers(inputs.pools),
         # Replace nodes whose health conditions stay bad (AcceleratedHardwareReady=False: 10 minutes), set by
         # the node monitoring agent (aws/karpenter-provider-aws pkg/cloudprovider/cloudprovider.go
         # `RepairPolicies` @ v1.14.1). Never more than 20% of a pool's nodes at once

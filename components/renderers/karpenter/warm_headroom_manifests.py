@@ -15,7 +15,7 @@ aws/karpenter-provider-aws v1.14.1 go.mod):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Final
 
 from components.facts import timetable
@@ -27,7 +27,7 @@ from components.facts.constants import (
     WARM_SLOT_IMAGE,
 )
 from components.renderers.manifest_helpers import checkov_skip_annotations
-from components.settings import KarpenterSettings, NodePoolSettings, WarmSlotShape
+from components.settings import KarpenterPool, NodePoolSettings, WarmSlotShape
 
 Manifest = dict[str, Any]
 
@@ -49,18 +49,14 @@ def keeps_headroom(pool: NodePoolSettings, sessions: Sequence[timetable.Session]
     return pool.warm_gpu_slots > 0 or bool(sessions)
 
 
-def pools_with_headroom(
-    karpenter: KarpenterSettings, sessions: Mapping[str, Sequence[timetable.Session]]
-) -> tuple[NodePoolSettings, ...]:
-    """Pools with a CapacityBuffer (`keeps_headroom`); `sessions`: every pool's lab sessions, by pool name."""
-    if not karpenter.enabled:
-        return ()
-    return tuple(pool for pool in karpenter.node_pools if keeps_headroom(pool, sessions[pool.name]))
+def pools_with_headroom(pools: Sequence[KarpenterPool]) -> tuple[NodePoolSettings, ...]:
+    """Pools with a CapacityBuffer (`keeps_headroom`); `pools`: the resolved Karpenter pools (none while off)."""
+    return tuple(pool.settings for pool in pools if keeps_headroom(pool.settings, pool.sessions))
 
 
-def uses_capacity_buffers(karpenter: KarpenterSettings, sessions: Mapping[str, Sequence[timetable.Session]]) -> bool:
+def uses_capacity_buffers(pools: Sequence[KarpenterPool]) -> bool:
     """True when some pool keeps warm slots or follows a timetable: the controller's `capacityBuffer` feature gate."""
-    return bool(pools_with_headroom(karpenter, sessions))
+    return bool(pools_with_headroom(pools))
 
 
 def headroom_name(pool: NodePoolSettings) -> str:

@@ -1,0 +1,3 @@
+"""Learning labs: namespaces, quota, limits, fences, the lab-member Role, the GPU admission guard and the demo.
+
+Pure renderers: settings in, plain dicts and strings out."""

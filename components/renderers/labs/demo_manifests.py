@@ -36,7 +36,7 @@ from components.renderers.manifest_helpers import (
     deny_all_network_policy,
     plain_manifest,
 )
-from components.settings import DemoSettings, LabSettings, capacity
+from components.settings import DemoSettings, LabSettings, ResolvedPool
 
 DEMO_APP = "learning-lab"
 DEMO_GPUS_PER_POD = 1
@@ -168,13 +168,11 @@ class DemoPlacement:
 
     demo: DemoSettings
     cluster_name: str
-    managed_group: capacity.PoolCapacity | None  # the managed GPU group's capacity; None while the group is disabled
+    managed_group: ResolvedPool | None  # the managed GPU group's capacity; None while the group is disabled
     labs: tuple[LabSettings, ...]
 
 
-def demo_affinity(
-    demo: DemoSettings, cluster_name: str, managed_group: capacity.PoolCapacity | None
-) -> dict[str, Any] | None:
+def demo_affinity(demo: DemoSettings, cluster_name: str, managed_group: ResolvedPool | None) -> dict[str, Any] | None:
     """Node affinity of the demo pods: pinned to, or preferring, the managed GPU group; None without it."""
     if managed_group is None:
         return None

@@ -10,12 +10,10 @@ Pools allowing on-demand count against the On-Demand quota, pools allowing spot 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from components.facts import gpu_catalog
-from components.settings import GpuNodeGroupSettings, KarpenterSettings
-from components.settings.capacity import PoolCapacity  # vCPUs per pool: the one capacity model
+from components.settings import GpuNodeGroupSettings, ResolvedStack  # vCPUs per pool: the resolved model
 
 # (capacity type, instance family class) -> (quota code, quota name) in Service Quotas.
 QUOTAS = {
@@ -37,17 +35,9 @@ class QuotaNeed:
     vcpus: int
 
 
-def quota_needs(
-    group: GpuNodeGroupSettings,
-    group_capacity: PoolCapacity | None,
-    karpenter: KarpenterSettings,
-    pools: Sequence[PoolCapacity],
-) -> list[QuotaNeed]:
-    """vCPUs each EC2 quota must allow for every GPU pool of the stack to reach its limit; sorted by code.
-
-    `group_capacity`: the managed group's (`capacity.managed_group_capacity`); `pools`: the Karpenter pools'
-    (`capacity.karpenter_capacities`).
-    """
+def quota_needs(group: GpuNodeGroupSettings, resolved: ResolvedStack) -> list[QuotaNeed]:
+    """vCPUs each EC2 quota must allow for every GPU pool of the stack (`StackSettings.resolved`) to reach its limit;
+    sorted by code. `group`: the managed group's section (its capacity type)."""
     totals: dict[tuple[str, str], int] = {}
 
     def add(capacity: str, types: tuple[str, ...], bound: int) -> None:
@@ -55,14 +45,11 @@ def quota_needs(
             key = (capacity, family_class)
             totals[key] = totals.get(key, 0) + bound
 
-    if group_capacity is not None:
+    if resolved.managed_group is not None:
         purchase = "spot" if group.capacity_type == "SPOT" else "on-demand"
-        add(purchase, tuple(group.instance_types), group_capacity.quota_vcpus)
-    if karpenter.enabled:
-        capacity_of = {pool.name: pool for pool in pools}
-        for pool in karpenter.node_pools:
-            bound = capacity_of[pool.name].quota_vcpus
-            for purchase in sorted(set(pool.capacity_types)):
-                add(purchase, pool.selected_instance_types, bound)
+        add(purchase, tuple(group.instance_types), resolved.managed_group.quota_vcpus)
+    for pool in resolved.karpenter_pools:
+        for purchase in sorted(set(pool.settings.capacity_types)):
+            add(purchase, pool.settings.selected_instance_types, pool.quota_vcpus)
     needs = [QuotaNeed(*QUOTAS[key], vcpus=total) for key, total in totals.items()]
     return sorted(needs, key=lambda need: need.code)

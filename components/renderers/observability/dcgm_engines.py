@@ -20,7 +20,7 @@ the tests read the same answer:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from components.facts.constants import (
     CLOUDWATCH_OBSERVABILITY_ADDON,
@@ -28,33 +28,11 @@ from components.facts.constants import (
     NODE_MONITORING_AGENT_ADDON,
     NODE_MONITORING_DCGM_SERVER,
 )
+from components.facts.node_monitoring import CLOUDWATCH_DCGM_EXPORTER, NODE_MONITORING_DCGM_INSTANCE_TYPES
 from components.renderers.device_plugin.gpu_capacity import MANAGED_GROUP_POOL
 from components.renderers.observability import dcgm_exporter_manifests as exporter
 from components.renderers.observability import observability_config as addons
 from components.settings import GpuNodeGroupSettings, KarpenterSettings, ObservabilitySettings
-
-# aws/eks-node-monitoring-agent charts/eks-node-monitoring-agent/values.yaml @ v1.6.6, `dcgmAgent.affinity`
-# (node.kubernetes.io/instance-type In ...): the NVIDIA types of this platform's GPU catalog that it lists.
-NODE_MONITORING_DCGM_INSTANCE_TYPES: Final = frozenset(
-    {
-        "g4dn.xlarge", "g4dn.2xlarge", "g4dn.4xlarge", "g4dn.8xlarge", "g4dn.12xlarge", "g4dn.16xlarge",
-        "g4dn.metal", "g5.xlarge", "g5.2xlarge", "g5.4xlarge", "g5.8xlarge", "g5.12xlarge", "g5.16xlarge",
-        "g5.24xlarge", "g5.48xlarge", "g6.xlarge", "g6.2xlarge", "g6.4xlarge", "g6.8xlarge", "g6.12xlarge",
-        "g6.16xlarge", "g6.24xlarge", "g6.48xlarge", "g6e.xlarge", "g6e.2xlarge", "g6e.4xlarge", "g6e.8xlarge",
-        "g6e.12xlarge", "g6e.16xlarge", "g6e.24xlarge", "g6e.48xlarge", "g6f.large", "g6f.xlarge", "g6f.2xlarge",
-        "g6f.4xlarge", "p4d.24xlarge", "p5.48xlarge",
-    }
-)  # fmt: skip
-CLOUDWATCH_DCGM_EXPORTER: Final = "dcgm-exporter"  # the chart's `dcgm-exporter.name` default
-
-# A node whose AcceleratedHardwareReady stays False after DCGM recovered (aws/eks-node-monitoring-agent#266,
-# fix PR #275 still open): restarting the agent's pod on that node re-reads the condition. The add-on runs in
-# kube-system; its pods carry `app.kubernetes.io/name: eks-node-monitoring-agent` (chart v1.6.6 _helpers.tpl
-# `selectorLabels`, `nameOverride`). NODE is the node's name.
-LATCH_RECOVERY_COMMAND: Final = (
-    "kubectl -n kube-system delete pod -l app.kubernetes.io/name=eks-node-monitoring-agent "
-    "--field-selector spec.nodeName=NODE"
-)
 
 
 def _tolerates(toleration: dict[str, Any], taint: dict[str, str]) -> bool:

@@ -42,6 +42,7 @@ from components.facts.constants import (
     PROJECT,
 )
 from components.facts.node_allocatable import DCGM_EXPORTER
+from components.facts.node_monitoring import CLOUDWATCH_GPU_COUNTERS
 from components.renderers.manifest_helpers import (
     GPU_CONTAINER_READ_ONLY_ROOT,
     NVIDIA_RUNTIME_ENV,
@@ -62,21 +63,6 @@ AGENT_CERT_SECRET: Final = "amazon-cloudwatch-observability-agent-cert"
 CONFIG_DIR: Final = "/etc/dcgm-exporter/platform"
 TLS_DIR: Final = "/etc/dcgm-exporter/tls"
 POD_RESOURCES_DIR: Final = "/var/lib/kubelet/pod-resources"
-# The add-on's chart collects these fields (templates/linux/dcgm-exporter-daemonset.yaml `metricsConfig` @
-# amazon-cloudwatch-observability-6.4.0); the agent maps them to its node_/pod_/container_gpu_* metrics.
-COUNTERS: Final = (
-    ("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."),
-    ("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."),
-    ("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."),
-    ("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."),
-    ("DCGM_FI_DEV_FB_TOTAL", "gauge", "Framebuffer memory total (in MiB)."),
-    ("DCGM_FI_DEV_FB_USED_PERCENT", "gauge", "Percentage used of Frame Buffer: Used/(Total - Reserved)."),
-    ("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C)."),
-    ("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."),
-    ("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."),
-    ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Tensor Core utilization (in %)."),
-    ("DCGM_FI_DRIVER_VERSION", "label", "Driver Version."),
-)
 # prometheus/exporter-toolkit web configuration (the exporter's --web-config-file), as the chart's tlsConfig.
 WEB_CONFIG: Final = f"tls_server_config:\n  cert_file: {TLS_DIR}/tls.crt\n  key_file: {TLS_DIR}/tls.key\n"
 REMOTE_HOSTENGINE_FLAG: Final = "--remote-hostengine-info"
@@ -98,7 +84,7 @@ def uses_remote_hostengine(observability: ObservabilitySettings) -> bool:
 
 
 def counters_csv() -> str:
-    return "".join(f"{field}, {kind}, {help_text}\n" for field, kind, help_text in COUNTERS)
+    return "".join(f"{field}, {kind}, {help_text}\n" for field, kind, help_text in CLOUDWATCH_GPU_COUNTERS)
 
 
 def _labels() -> dict[str, str]:

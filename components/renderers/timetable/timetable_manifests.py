@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from components.facts import timetable
@@ -34,7 +33,7 @@ from components.renderers.karpenter.warm_headroom_manifests import (
 )
 from components.renderers.labs.lab_manifests import DNS_PORTS, HTTPS_PORT
 from components.renderers.manifest_helpers import checkov_skip_annotations, plain_manifest
-from components.settings import NodePoolSettings
+from components.settings import KarpenterPool, NodePoolSettings
 
 Manifest = dict[str, Any]
 
@@ -54,20 +53,6 @@ TIMETABLE_CHECKOV_SKIPS: Final = {
     "CKV_K8S_38": "kubectl patches a CapacityBuffer: it needs its service account token (Role: get/patch one buffer)",
     "CKV_K8S_15": "image pinned by digest: IfNotPresent pulls the same bytes",
 }
-
-
-@dataclass(frozen=True)
-class PoolTimetable:
-    """A Karpenter pool, the lab sessions it serves and how long before each its buffer is raised."""
-
-    pool: NodePoolSettings
-    sessions: tuple[timetable.Session, ...]  # the settings' `sessions_on(pool)`
-    lead_minutes: int  # the settings' `timetable_lead_minutes(pool)`
-
-
-def pools_with_sessions(pools: Sequence[PoolTimetable]) -> tuple[PoolTimetable, ...]:
-    """Those of `pools` (every Karpenter pool; none while Karpenter is off) that serve a lab session."""
-    return tuple(served for served in pools if served.sessions)
 
 
 def _labels(pool: str | None = None) -> dict[str, str]:
@@ -178,16 +163,16 @@ def patch_body(replicas: int) -> str:
     return json.dumps({"spec": {"replicas": replicas}}, separators=(",", ":"))
 
 
-def starting_deadline_seconds(served: PoolTimetable) -> int:
+def starting_deadline_seconds(served: KarpenterPool) -> int:
     """A missed run may still start, but never after the pool's next change is due (at most 10 minutes)."""
-    pool, sessions = served.pool, served.sessions
+    pool, sessions = served.settings, served.sessions
     gap = timetable.shortest_gap_minutes(pool.warm_gpu_slots, sessions, served.lead_minutes)
     return min(MAX_STARTING_DEADLINE_SECONDS, gap * 60 - 1)
 
 
-def cronjob(served: PoolTimetable, change: timetable.Change) -> Manifest:
+def cronjob(served: KarpenterPool, change: timetable.Change) -> Manifest:
     """At `change.schedule` in the sessions' zone, set the pool's CapacityBuffer to `change.replicas`."""
-    pool = served.pool
+    pool = served.settings
     (zone,) = {session.timezone for session in served.sessions}
     labels = _labels(pool.name)
     container = {
@@ -259,21 +244,21 @@ def cronjob(served: PoolTimetable, change: timetable.Change) -> Manifest:
     )
 
 
-def cronjobs(served: PoolTimetable) -> list[Manifest]:
+def cronjobs(served: KarpenterPool) -> list[Manifest]:
     """One CronJob per change of the pool's weekly buffer profile (grouped by time of day and value)."""
-    pool, sessions = served.pool, served.sessions
+    pool, sessions = served.settings, served.sessions
     lead = served.lead_minutes
     return [cronjob(served, change) for change in timetable.buffer_changes(pool.warm_gpu_slots, sessions, lead)]
 
 
-def pool_objects(served: PoolTimetable) -> list[Manifest]:
+def pool_objects(served: KarpenterPool) -> list[Manifest]:
     """ServiceAccount, Role, RoleBinding, then the CronJobs of one pool."""
-    pool = served.pool
+    pool = served.settings
     return [service_account(pool), role(pool), role_binding(pool), *cronjobs(served)]
 
 
 def budget_windows(sessions: Sequence[timetable.Session], lead_minutes: int) -> list[Manifest]:
-    """NodePool budgets `nodes: "0"` covering each session of a pool (the settings' `sessions_on`, lead time
-    `timetable_lead_minutes`), in UTC under both offsets of its zone."""
+    """NodePool budgets `nodes: "0"` covering each session of a pool (the resolved pool's `sessions`, lead time
+    `lead_minutes`), in UTC under both offsets of its zone."""
     windows = [timetable.budget_window(session, lead_minutes) for session in sessions]
     return [{"nodes": "0", "schedule": w.schedule, "duration": w.duration} for w in windows]

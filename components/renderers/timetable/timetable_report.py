@@ -9,22 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from components.facts import timetable
-from components.settings import NodePoolSettings
-from components.settings.capacity import PoolCapacity
+from components.settings import KarpenterPool, ResolvedPool
 
 
-@dataclass(frozen=True)
-class TimetabledPool:
-    """A Karpenter pool as the report reads it: its sessions, lead time, capacity model and longest node hold."""
-
-    pool: NodePoolSettings
-    sessions: tuple[timetable.Session, ...]  # the settings' `sessions_on(pool)`
-    lead_minutes: int  # the settings' `timetable_lead_minutes(pool)`
-    capacity: PoolCapacity  # the settings' `capacity_of(pool)`
-    hold_seconds: int  # the settings' `node_hold_seconds(pool)`
-
-
-def smallest_type(capacity: PoolCapacity) -> str:
+def smallest_type(capacity: ResolvedPool) -> str:
     """The pool's instance type with the fewest slots per node (then the fewest vCPUs): the cheapest warm node."""
     nodes = capacity.nodes
     return min(nodes, key=lambda node: (node.slots, node.vcpus, node.instance_type)).instance_type
@@ -45,17 +33,17 @@ class SessionPeak:
     max_vcpus: int  # on the pool's type needing the most vCPUs for the peak (what the quota must allow)
 
 
-def session_peaks(pools: Sequence[TimetabledPool]) -> list[SessionPeak]:
+def session_peaks(pools: Sequence[KarpenterPool]) -> list[SessionPeak]:
     """Per session of every Karpenter pool (`pools`: none while Karpenter is off), its peak and what it needs."""
     rows = []
     for served in pools:
-        pool, sessions = served.pool, served.sessions
+        pool, sessions = served.settings, served.sessions
         if not sessions:
             continue
         lead = served.lead_minutes
         held = timetable.held_profile(pool.warm_gpu_slots, sessions, lead)
-        small = smallest_type(served.capacity)
-        pool_nodes = served.capacity.nodes
+        small = smallest_type(served)
+        pool_nodes = served.nodes
         for session in sessions:
             peak = timetable.peak_in_windows(held, session, lead)
             nodes_on = {node.instance_type: (node.nodes_for(peak), node.vcpus) for node in pool_nodes}
@@ -89,15 +77,15 @@ class PoolWeek:
         return self.around_the_clock_node_hours - self.timetable_node_hours
 
 
-def pool_weeks(pools: Sequence[TimetabledPool]) -> list[PoolWeek]:
+def pool_weeks(pools: Sequence[KarpenterPool]) -> list[PoolWeek]:
     rows = []
     for served in pools:
-        pool, sessions = served.pool, served.sessions
+        pool, sessions = served.settings, served.sessions
         if not sessions:
             continue
         held = timetable.held_profile(pool.warm_gpu_slots, sessions, served.lead_minutes)
-        small = smallest_type(served.capacity)
-        per_node = served.capacity.node(small).slots
+        small = smallest_type(served)
+        per_node = served.node(small).slots
         rows.append(
             PoolWeek(
                 pool=pool.name,
@@ -116,14 +104,14 @@ class NodeLifetime:
     why: str
 
 
-def node_lifetimes(pools: Sequence[TimetabledPool]) -> list[NodeLifetime]:
+def node_lifetimes(pools: Sequence[KarpenterPool]) -> list[NodeLifetime]:
     """Per pool: expiry starts a forceful drain at expireAfter; terminationGracePeriod later every pod is gone."""
     rows = []
     for served in pools:
-        pool = served.pool
+        pool = served.settings
         expire = timetable.parse_seconds(pool.expire_after)
         grace = timetable.parse_seconds(pool.termination_grace_period) or 0
-        hold = served.hold_seconds
+        hold = served.node_hold_seconds
         sessions = (
             f"; lab pods need {timetable.format_seconds(hold + timetable.SESSION_POD_GRACE_SECONDS)} "
             "(lead + longest session, or a hub's maxHours, + pod grace), so expiry never ends one"

@@ -1,4 +1,4 @@
-"""The rules across sections, run once every section is valid on its own (`StackSettings` calls `check_stack`).
+"""The checks across sections, run once every section is valid on its own (`load_settings` calls `check_stack`).
 
 Each rule raises `ValueError("<key path>: <what is wrong and what is allowed>")`; the loader folds the key path
 into the error's location. The first rule that fails is the one reported, so their order is part of the contract.
@@ -7,28 +7,25 @@ into the error's location. The first rule that fails is the one reported, so the
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING
 
 from components.facts import gpu_catalog, node_allocatable, quantity, timetable
 from components.facts.constants import DEMO_POD_REQUESTS
-from components.settings import fit_placement, rules_hub, rules_pools
+from components.settings.checks import fit_placement, hubs, pools
 from components.settings.labs import LabSettings
-
-if TYPE_CHECKING:
-    from components.settings.stack import StackSettings
+from components.settings.stack import StackSettings
 
 
 def check_stack(settings: StackSettings) -> None:
     """Every cross-section rule, in the order they are reported."""
     gpu_nodes_fit(settings)
     fast_image_pull_fits_instances(settings)
-    rules_pools.sharing_fits_instance_types(settings)
-    rules_pools.warm_headroom_fits(settings)
-    rules_pools.timetable_fits(settings)
+    pools.sharing_fits_instance_types(settings)
+    pools.warm_headroom_fits(settings)
+    pools.timetable_fits(settings)
     karpenter_fits_system_nodes(settings)
-    rules_hub.hubs_fit_the_cluster(settings)
+    hubs.hubs_fit_the_cluster(settings)
     labs_fit_the_cluster(settings)
-    # Last: every pod the plan runs fits a node it may run on (components/settings/fit.py).
+    # Last: every pod the plan runs fits a node it may run on (checks/fit.py).
     fit_placement.check(settings)
 
 

@@ -7,7 +7,7 @@ field `b` of every element of list `a`.
 
 from __future__ import annotations
 
-from components.facts.aws_rules.aws_validators import (
+from components.facts.aws_rules.validators import (
     InputRule,
     cidr_network,
     int_between,

@@ -1,4 +1,4 @@
-"""Provider rules for the platform inputs (EKS, IAM, KMS, CloudWatch, EventBridge, Logs; SNS and SQS: aws_rules_messaging).
+"""Provider rules for the platform inputs (EKS, IAM, KMS, CloudWatch, EventBridge, Logs; SNS and SQS: messaging).
 
 Transcribed from hashicorp/terraform-provider-aws (the v6 line that pulumi-aws 7.x bridges), each entry citing
 the file and the schema function under `internal/service/`. Pulumi renames a few inputs (`alarm_name` is
@@ -7,7 +7,7 @@ the file and the schema function under `internal/service/`. Pulumi renames a few
 
 from __future__ import annotations
 
-from components.facts.aws_rules.aws_validators import (
+from components.facts.aws_rules.validators import (
     InputRule,
     arn,
     cidr,

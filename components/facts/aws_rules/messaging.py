@@ -1,12 +1,12 @@
 """Provider rules for the messaging inputs (SNS, SQS): the alarm topic and Karpenter's interruption queue.
 
-Transcribed from hashicorp/terraform-provider-aws like `aws_rules_platform` (same conventions: Pulumi input paths,
+Transcribed from hashicorp/terraform-provider-aws like `platform` (same conventions: Pulumi input paths,
 upstream file and schema function under `internal/service/` cited per entry).
 """
 
 from __future__ import annotations
 
-from components.facts.aws_rules.aws_validators import (
+from components.facts.aws_rules.validators import (
     InputRule,
     arn,
     int_between,

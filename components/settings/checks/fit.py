@@ -7,14 +7,13 @@ a group runs the DaemonSets whose placement terms take its nodes (`pod_requests.
 where its nodeSelector, affinity and tolerations let it: onto the system nodes when they can take it (they are
 the only nodes at creation, so they must hold all of those: first-fit by size, one per node where the pod
 asks), else it must fit one node of some pool that takes it. A pod that fits nowhere is a config error naming
-the group's key (`check`, run by the settings rules before any resource). Pure: settings and facts only.
+the group's key (`check`, run by the settings checks before any resource). Pure: settings and facts only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from components.facts import gpu_catalog, node_allocatable, pod_requests
 from components.facts.constants import (
@@ -32,10 +31,8 @@ from components.facts.constants import (
 )
 from components.facts.node_allocatable import NO_REQUEST, Allocatable
 from components.facts.pod_requests import PodShape
-from components.settings.karpenter import NodePoolSettings
-
-if TYPE_CHECKING:
-    from components.settings.stack import StackSettings
+from components.settings.resolved import KarpenterPool
+from components.settings.stack import StackSettings
 
 Labels = Mapping[str, str]
 
@@ -103,14 +100,13 @@ def node_groups(settings: StackSettings) -> tuple[NodeGroup, ...]:
                 None,
             )
         )
-    pools = settings.karpenter.node_pools if settings.karpenter.enabled else []
-    for index, pool in enumerate(pools):
-        labels = {OS_LABEL: "linux", **gpu_node_labels(settings.sharing_for(pool).profile), NODEPOOL_LABEL: pool.name}
+    for pool in settings.resolved.karpenter_pools:
+        labels = {OS_LABEL: "linux", **gpu_node_labels(pool.sharing.profile), NODEPOOL_LABEL: pool.name}
         groups.append(
             NodeGroup(
                 pool.name,
-                f"karpenter.nodePools.{index}.instanceTypes",
-                pool.selected_instance_types,
+                f"{pool.key}.instanceTypes",
+                pool.settings.selected_instance_types,
                 labels,
                 (dict(GPU_TAINT),),
                 settings.gpu_nodes.max_pods,
@@ -119,7 +115,7 @@ def node_groups(settings: StackSettings) -> tuple[NodeGroup, ...]:
         )
     group = settings.gpu_node_group
     if group.enabled:
-        labels = {OS_LABEL: "linux", **gpu_node_labels(settings.sharing_for(None).profile)}
+        labels = {OS_LABEL: "linux", **gpu_node_labels(settings.gpu_sharing.profile)}
         groups.append(
             NodeGroup(
                 "managed-gpu-group",
@@ -159,17 +155,17 @@ def workloads(settings: StackSettings) -> tuple[Placed, ...]:
         )
     if settings.observability.gpu_metrics:
         found.append(Placed(pod_requests.CLOUDWATCH_OPERATOR, "observability.gpuMetrics"))
-    timetabled = [pool for pool in settings.karpenter.node_pools if settings.sessions_on(pool)]
-    if settings.karpenter.enabled and timetabled:
+    timetabled = settings.resolved.timetabled
+    if timetabled:
         found.append(Placed(pod_requests.TIMETABLE_JOB.with_count(len(timetabled)), "labs"))
     if settings.demo.enabled:
         found.append(Placed(pod_requests.DEMO_POD.with_count(settings.demo.replicas), "demo.replicas"))
-    for index, pool in enumerate(settings.karpenter.node_pools if settings.karpenter.enabled else []):
-        if pool.warm_gpu_slots:
+    for pool in settings.resolved.karpenter_pools:
+        if pool.settings.warm_gpu_slots:
             warm = gpu_notebook(
-                settings, pool, name=f"warm slot ({pool.name})", source="renderers/karpenter/warm_headroom_manifests.py"
+                pool, name=f"warm slot ({pool.name})", source="renderers/karpenter/warm_headroom_manifests.py"
             )
-            found.append(Placed(warm, f"karpenter.nodePools.{index}.warmGpuSlots"))
+            found.append(Placed(warm, f"{pool.key}.warmGpuSlots"))
     hubs = [(index, lab.hub) for index, lab in enumerate(settings.labs) if lab.hub is not None]
     if hubs:
         found.append(Placed(pod_requests.EFS_CSI_CONTROLLER, "labs"))
@@ -178,7 +174,7 @@ def workloads(settings: StackSettings) -> tuple[Placed, ...]:
     for index, hub in hubs:
         key = f"labs.{index}.hub"
         found += [Placed(pod_requests.HUB, key), Placed(pod_requests.PROXY, key), Placed(cpu_notebook(), key)]
-        found += [Placed(gpu_notebook(settings, pool), f"{key}.pools") for pool in settings.hub_pools(hub)]
+        found += [Placed(gpu_notebook(pool), f"{key}.pools") for pool in settings.resolved.hub_pools(hub)]
     return tuple(found)
 
 
@@ -193,11 +189,9 @@ def cpu_notebook() -> PodShape:
     )
 
 
-def gpu_notebook(
-    settings: StackSettings, pool: NodePoolSettings, *, name: str = "", source: str = "renderers/hub/hub_profiles.py"
-) -> PodShape:
+def gpu_notebook(pool: KarpenterPool, *, name: str = "", source: str = "renderers/hub/hub_profiles.py") -> PodShape:
     """A GPU profile's notebook (and a warm slot of the pool): the pool's warm-slot shape, pinned to the pool."""
-    shape = settings.warm_slot_shape_for(pool)
+    shape = pool.warm_slot_shape
     return PodShape(
         name or f"notebook (gpu-{pool.name})",
         Allocatable(shape.cpu_millicores, shape.memory_mib),

@@ -4,15 +4,12 @@ within its limits on some instance type, and a termination grace long enough tha
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from components.facts import gpu_catalog, timetable
-from components.settings.capacity import MPS_MIN_CLIENT_MIB, mps_client_cap_mib
 from components.settings.gpu import GpuSharingSettings
-from components.settings.karpenter import WARM_SLOT_FLOOR, NodePoolSettings
-
-if TYPE_CHECKING:
-    from components.settings.stack import StackSettings
+from components.settings.karpenter import WARM_SLOT_FLOOR
+from components.settings.resolved import MPS_MIN_CLIENT_MIB, KarpenterPool, mps_client_cap_mib, session_pool
+from components.settings.stack import StackSettings
 
 
 def sharing_fits_instance_types(settings: StackSettings) -> None:
@@ -20,13 +17,10 @@ def sharing_fits_instance_types(settings: StackSettings) -> None:
     if settings.gpu_node_group.enabled:
         group = settings.gpu_node_group.instance_types
         _check_sharing(settings.gpu_sharing, group, "gpuNodeGroup.instanceTypes", "gpuSharing")
-    if not settings.karpenter.enabled:
-        return
-    for index, pool in enumerate(settings.karpenter.node_pools):
-        key = f"karpenter.nodePools.{index}"
-        types_key = f"{key}.{'instanceTypes' if pool.instance_types else 'instanceFamilies'}"
-        sharing_key = f"{key}.gpuSharing" if pool.gpu_sharing else "gpuSharing"
-        _check_sharing(settings.sharing_for(pool), pool.selected_instance_types, types_key, sharing_key)
+    for pool in settings.resolved.karpenter_pools:
+        types_key = f"{pool.key}.{'instanceTypes' if pool.settings.instance_types else 'instanceFamilies'}"
+        sharing_key = f"{pool.key}.gpuSharing" if pool.settings.gpu_sharing else "gpuSharing"
+        _check_sharing(pool.sharing, pool.settings.selected_instance_types, types_key, sharing_key)
 
 
 def _check_sharing(
@@ -57,11 +51,9 @@ def _check_sharing(
 
 def warm_headroom_fits(settings: StackSettings) -> None:
     """Every pool's warm slots fit its limits and its nodes."""
-    if not settings.karpenter.enabled:
-        return
-    for index, pool in enumerate(settings.karpenter.node_pools):
-        if pool.warm_gpu_slots > 0:
-            _check_warm_headroom(settings, pool, f"karpenter.nodePools.{index}")
+    for pool in settings.resolved.karpenter_pools:
+        if pool.settings.warm_gpu_slots > 0:
+            _check_warm_headroom(pool)
 
 
 def timetable_fits(settings: StackSettings) -> None:
@@ -70,7 +62,7 @@ def timetable_fits(settings: StackSettings) -> None:
     names = ", ".join(pool.name for pool in pools)
     for i, lab in enumerate(settings.labs):
         for j, session in enumerate(lab.sessions):
-            if settings.session_pool(session) is not None:
+            if session_pool(settings.karpenter, session) is not None:
                 continue
             key = f"labs.{i}.sessions.{j}"
             if not pools:
@@ -78,20 +70,20 @@ def timetable_fits(settings: StackSettings) -> None:
             if session.node_pool is None:
                 raise ValueError(f"{key}.nodePool: required with several pools (one of {names})")
             raise ValueError(f"{key}.nodePool: '{session.node_pool}' is not a karpenter.nodePools name ({names})")
-    for index, pool in enumerate(pools):
-        if settings.sessions_on(pool):
-            _check_timetable(settings, pool, f"karpenter.nodePools.{index}")
+    for resolved in settings.resolved.timetabled:
+        _check_timetable(resolved)
 
 
-def _check_warm_headroom(settings: StackSettings, pool: NodePoolSettings, key: str) -> None:
+def _check_warm_headroom(held: KarpenterPool) -> None:
     """Warm slots fit the pool's limits and one node holds all its slots of the slot shape (ValueError if not)."""
-    slots, held = pool.warm_gpu_slots, settings.capacity_of(pool)
+    pool, key = held.settings, held.key
+    slots = pool.warm_gpu_slots
     if slots > held.slot_limit:
         raise ValueError(
             f"{key}.warmGpuSlots: {slots} exceeds the pool's nvidia.com/gpu limit, gpuLimit x replicas = "
             f"{pool.gpu_limit} x {held.replicas} = {held.slot_limit}"
         )
-    shape = settings.warm_slot_shape_for(pool)
+    shape = held.warm_slot_shape
     too_small = shape.cpu_millicores < WARM_SLOT_FLOOR.cpu_millicores or shape.memory_mib < WARM_SLOT_FLOOR.memory_mib
     if pool.warm_slot_shape is None and too_small:
         raise ValueError(
@@ -114,9 +106,9 @@ def _check_warm_headroom(settings: StackSettings, pool: NodePoolSettings, key: s
         )
 
 
-def _check_timetable(settings: StackSettings, pool: NodePoolSettings, key: str) -> None:
+def _check_timetable(resolved: KarpenterPool) -> None:
     """A pool's sessions: one time zone, room in the budgets and limits, and expiry never ends a session."""
-    sessions = settings.sessions_on(pool)
+    pool, key, sessions = resolved.settings, resolved.key, resolved.sessions
     first = sessions[0]
     for session in sessions[1:]:
         if session.timezone != first.timezone:
@@ -129,9 +121,9 @@ def _check_timetable(settings: StackSettings, pool: NodePoolSettings, key: str) 
             f"{key}.disruptionBudgets: {len(pool.disruption_budgets)} budgets plus one window per session "
             f"({len(sessions)}) exceed the NodePool's 50"
         )
-    lead = settings.timetable_lead_minutes(pool)
+    lead = resolved.lead_minutes
     grace = timetable.parse_seconds(pool.termination_grace_period) or 0
-    needed = settings.session_hold_seconds(pool) + timetable.SESSION_POD_GRACE_SECONDS
+    needed = resolved.session_hold_seconds + timetable.SESSION_POD_GRACE_SECONDS
     if grace < needed:
         longest = max(sessions, key=lambda s: s.duration_minutes)
         raise ValueError(
@@ -147,16 +139,15 @@ def _check_timetable(settings: StackSettings, pool: NodePoolSettings, key: str) 
             f"{key}.expireAfter: {pool.expire_after} is not longer than the lead time {lead}m: the node warmed for "
             "a session would expire before the session starts"
         )
-    _check_timetable_peak(settings, pool, key, sessions, lead)
+    _check_timetable_peak(resolved)
 
 
-def _check_timetable_peak(
-    settings: StackSettings, pool: NodePoolSettings, key: str, sessions: tuple[timetable.Session, ...], lead: int
-) -> None:
+def _check_timetable_peak(resolved: KarpenterPool) -> None:
+    pool, key, sessions, lead = resolved.settings, resolved.key, resolved.sessions, resolved.lead_minutes
     held = timetable.held_profile(pool.warm_gpu_slots, sessions, lead)
     peak = max(held)
     at_peak = max(sessions, key=lambda s: timetable.peak_in_windows(held, s, lead))
-    if settings.capacity_of(pool).within_limits(peak):
+    if resolved.within_limits(peak):
         return
     raise ValueError(
         f"{at_peak.key}.learners: at its peak the pool holds {peak} slots (warmGpuSlots plus the learners of "

@@ -1,8 +1,8 @@
 """The one table of what the AWS provider validates at preview, for every `aws:*` input the plans set.
 
 `pulumi preview` runs terraform-provider-aws's `ValidateFunc`s (bridged by pulumi-aws) on every known input
-value; Pulumi mocks run none of them. The entries live in `aws_rules_network`, `aws_rules_platform` and
-`aws_rules_messaging` (split by service), keyed by (resource type, input path); rules that hold for every resource (tags) are one entry
+value; Pulumi mocks run none of them. The entries live in `network`, `platform` and
+`messaging` (split by service), keyed by (resource type, input path); rules that hold for every resource (tags) are one entry
 here. Upstream: hashicorp/terraform-provider-aws, the v6 line pulumi-aws 7.x bridges (pulumi-aws's
 `upstream` submodule). Adding an input is one line in the service module:
 `(TYPE, "path"): rule("<file> <function>", length(1, 64), ...)` or `unconstrained("<file> <function>")`.
@@ -10,10 +10,10 @@ here. Upstream: hashicorp/terraform-provider-aws, the v6 line pulumi-aws 7.x bri
 
 from __future__ import annotations
 
-from components.facts.aws_rules.aws_rules_messaging import MESSAGING_RULES
-from components.facts.aws_rules.aws_rules_network import NETWORK_RULES
-from components.facts.aws_rules.aws_rules_platform import PLATFORM_RULES
-from components.facts.aws_rules.aws_validators import InputRule, length, not_pattern, rule
+from components.facts.aws_rules.messaging import MESSAGING_RULES
+from components.facts.aws_rules.network import NETWORK_RULES
+from components.facts.aws_rules.platform import PLATFORM_RULES
+from components.facts.aws_rules.validators import InputRule, length, not_pattern, rule
 
 # Map-typed inputs: their keys are data, so a path names them `*` (`tags.*`, `labels.*`).
 MAP_INPUTS = frozenset({"tags", "labels", "dimensions", "nodeSecurityGroupTags"})

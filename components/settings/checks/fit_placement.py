@@ -4,15 +4,12 @@ refuses a config in which one fits nowhere (naming the group's key). Pure: setti
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from components.facts import gpu_catalog, pod_requests
 from components.facts.node_allocatable import NO_REQUEST, Allocatable
 from components.facts.pod_requests import PodShape
-from components.settings.fit import Labels, NodeGroup, Placed, daemonsets, node_groups, workloads
-
-if TYPE_CHECKING:
-    from components.settings.stack import StackSettings
+from components.settings.checks.fit import Labels, NodeGroup, Placed, daemonsets, node_groups, workloads
+from components.settings.stack import StackSettings
 
 
 @dataclass(frozen=True)

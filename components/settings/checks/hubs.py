@@ -4,19 +4,16 @@ images GPU nodes can pre-pull, a certificate in the stack's region."""
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 from components.facts import quantity, timetable
 from components.facts.constants import HUB_NAMESPACE_SUFFIX
 from components.settings.gpu import PRE_PULL_MAX
 from components.settings.hub import HubSettings
 from components.settings.labs import LabSettings
+from components.settings.stack import StackSettings
 
 # Kubernetes namespaces are DNS labels (RFC 1123).
 DNS_LABEL_MAX = 63
-
-if TYPE_CHECKING:
-    from components.settings.stack import StackSettings
 
 
 def hubs_fit_the_cluster(settings: StackSettings) -> None:
@@ -33,7 +30,7 @@ def hubs_fit_the_cluster(settings: StackSettings) -> None:
         if unknown:
             allowed = ", ".join(pool_names) or "none: karpenter is off or has no nodePools"
             raise ValueError(f"{key}.pools: {unknown} not a Karpenter pool this lab can use; allowed: {allowed}")
-        if not settings.hub_pools(hub):
+        if not settings.resolved.hub_pools(hub):
             raise ValueError(f"{key}: a hub offers GPU slots from Karpenter pools; enable karpenter with a nodePool")
         _check_hub_quota(settings, lab, f"labs.{index}")
         _check_hub_outlives_expiry(settings, hub, key)
@@ -92,7 +89,7 @@ def _check_hub_namespaces(settings: StackSettings) -> None:
 def _check_hub_quota(settings: StackSettings, lab: LabSettings, key: str) -> None:
     """The lab's cpu and memory quota hold `gpuSlots` notebooks of its largest GPU profile (ValueError if not)."""
     assert lab.hub is not None
-    shapes = [settings.warm_slot_shape_for(pool) for pool in settings.hub_pools(lab.hub)]
+    shapes = [pool.warm_slot_shape for pool in settings.resolved.hub_pools(lab.hub)]
     cores = Decimal(lab.gpu_slots * max(shape.cpu_millicores for shape in shapes)) / 1000
     mib = lab.gpu_slots * max(shape.memory_mib for shape in shapes)
     if cores > quantity.parse(lab.cpu):
@@ -115,13 +112,13 @@ def _check_hub_outlives_expiry(settings: StackSettings, hub: HubSettings, key: s
     website/content/en/v1.14/concepts/disruption.md), so that grace must cover the hub's maximum server age.
     """
     needed = hub.max_seconds + timetable.SESSION_POD_GRACE_SECONDS
-    for pool in settings.hub_pools(hub):
+    for resolved in settings.resolved.hub_pools(hub):
+        pool = resolved.settings
         grace = timetable.parse_seconds(pool.termination_grace_period) or 0
         if grace < needed:
-            index = settings.karpenter.node_pools.index(pool)
             raise ValueError(
                 f"{key}.maxHours: {hub.max_hours}h notebooks on pool '{pool.name}' could be ended by expiry: its "
-                f"karpenter.nodePools.{index}.terminationGracePeriod {pool.termination_grace_period} must cover "
+                f"{resolved.key}.terminationGracePeriod {pool.termination_grace_period} must cover "
                 f"maxHours + {timetable.SESSION_POD_GRACE_SECONDS}s; set it to at least "
                 f"{timetable.format_minutes(-(-needed // 60))}, lower maxHours, or leave the pool out of {key}.pools"
             )
