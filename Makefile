@@ -22,7 +22,7 @@ lint:
 	$(PY) -m ruff check . && $(PY) -m ruff format --check . && $(PY) -m mypy
 
 golden:
-	$(PY) -m tests.golden
+	$(PY) -m tests.support.golden
 
 bench:
 	$(PY) bench/run.py

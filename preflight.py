@@ -260,7 +260,7 @@ def describe_endpoint(aws: Aws, cluster_name: str) -> str | None:
 def pinned_addons(settings: StackSettings) -> list[tuple[str, str]]:
     """(add-on name, version) of every EKS add-on the stack pins (components/observability.py and
     components/hub.py create them); the others (pod identity agent, CoreDNS, kube-proxy, VPC CNI) take EKS's
-    default version. tests/test_preflight_aws.py holds this list against the add-ons each synth plan creates."""
+    default version. tests/preflight/test_preflight_aws.py holds this list against the add-ons each synth plan creates."""
     pinned = []
     if settings.observability.node_repair:
         pinned.append((constants.NODE_MONITORING_AGENT_ADDON, constants.NODE_MONITORING_AGENT_ADDON_VERSION))
@@ -303,7 +303,7 @@ def check_addons(aws: Aws, settings: StackSettings) -> list[CheckResult]:
 
 def configured_addons(settings: StackSettings) -> list[tuple[str, str, dict[str, Any]]]:
     """(add-on name, version, configurationValues) of every EKS add-on the stack configures, from the renderers
-    components/observability.py hands them to; tests/test_preflight_addon_config.py holds this list against
+    components/observability.py hands them to; tests/preflight/test_preflight_addon_config.py holds this list against
     the `configurationValues` of every add-on in each synth plan."""
     configured = []
     if settings.observability.node_repair:

@@ -3,7 +3,7 @@
 Every key a stack file may set, in the form errors print it (`gpu-platform:karpenter.nodePools[].warmGpuSlots`),
 with its type and allowed values (Literal choices, Field bounds, the words of each check's docstring), its default
 (the model's, or the one `Pulumi.yaml` declares) and its description (the field's attribute docstring).
-`docs/configuration.md` is this module's output; tests/test_config_reference.py fails when they differ.
+`docs/configuration.md` is this module's output; tests/offline/test_config_reference.py fails when they differ.
 """
 
 from __future__ import annotations
@@ -314,7 +314,7 @@ INTRO = """\
 
 <!-- Generated from the settings models in components/settings/: do not edit by hand. After changing a
      settings field, run `.venv/bin/python -m offline.config_reference > docs/configuration.md`
-     (tests/test_config_reference.py fails while this file differs from what the models generate). -->
+     (tests/offline/test_config_reference.py fails while this file differs from what the models generate). -->
 
 Stack files set keys under `config:` in the `gpu-platform:` namespace, plus `aws:region`. Scalar keys are
 declared with their defaults in `Pulumi.yaml`; structured keys default as below. Every mistake stops the synth

@@ -30,7 +30,7 @@ from typing import Any, Final
 
 import yaml
 
-# The minor these rules were transcribed at; tests/test_k8s_values.py holds the shipped stacks to it.
+# The minor these rules were transcribed at; tests/policy/test_k8s_values.py holds the shipped stacks to it.
 KUBERNETES_VERSION: Final = "1.35"
 K8S: Final = "kubernetes/kubernetes @ v1.35.0"
 APIMACHINERY: Final = "kubernetes/apimachinery @ v0.35.0"

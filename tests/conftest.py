@@ -7,7 +7,6 @@ import contextlib
 import functools
 import inspect
 import io
-import json
 import os
 import re
 import runpy
@@ -95,7 +94,7 @@ def synth_in_process(stack: str, out_dir: Path, project: Path = PROJECT_DIR) -> 
 
     Costs the program's run, not a fresh interpreter's imports (~0.8 s against ~5 s). Only the stack files of
     `project` count: the program's modules are the ones this interpreter imported from the tree.
-    `test_synth.py` proves its bytes equal the real command's.
+    `tests/offline/test_synth.py` proves its bytes equal the real command's.
     """
     import synth
 
@@ -146,11 +145,6 @@ def registered_transforms(values: dict[str, str], resource_type: str) -> dict[st
 
     program()
     return transforms
-
-
-def without_hubs(labs_json: str) -> str:
-    """`gpu-platform:labs` with no lab's hub: a hub needs Karpenter pools, for tests that switch Karpenter off."""
-    return json.dumps([{key: value for key, value in lab.items() if key != "hub"} for lab in json.loads(labs_json)])
 
 
 class SynthRun(NamedTuple):
@@ -247,7 +241,7 @@ SLOW_FIXTURES = frozenset(
         "checkov_bin",
         "checkov_run",
         "analyzer",
-        "fake_aws",  # the preflight's AWS CLI: a script started for every call (tests/test_preflight_aws.py)
+        "fake_aws",  # the preflight's AWS CLI: a script started for every call (tests/preflight/test_preflight_aws.py)
     }
 )
 SLOW_CALL = re.compile(

@@ -2,7 +2,7 @@
 table of instance facts.
 
 Physical GPUs, GPU model, vCPUs, memory and VPC CNI pod limits per instance type are written here and
-nowhere else (tests/test_instance_facts.py fails on a second table): settings reject non-GPU types with
+nowhere else (tests/facts/test_instance_facts.py fails on a second table): settings reject non-GPU types with
 it, and the capacity math (GPUs x sharing replicas), warm headroom, node allocatable and the EC2 vCPU
 quota all read it. Source: the EC2 accelerated-computing instance type pages.
 """

@@ -3,7 +3,7 @@
 One `PodShape` per workload: its requests (cpu, memory: what the scheduler counts), how many pods, and the
 placement terms the scheduler matches against a node (nodeSelector, required node affinity, tolerations,
 one per node). Shapes of objects this program renders are the values its renderers use (they read them from
-here or from `node_allocatable`; tests/test_fit_plan.py cross-checks every one against the synthesized plan);
+here or from `node_allocatable`; tests/settings/test_fit_plan.py cross-checks every one against the synthesized plan);
 the add-ons' and charts' own are cited at their pinned versions. An unset request counts 0, as the scheduler
 counts it. Pure: facts only, no settings.
 """

@@ -2,5 +2,5 @@
 
 Nothing in this package imports Pulumi, directly or through the modules it imports; the
 ComponentResources in `components/` call these functions and only register what they return.
-tests/test_renderer_boundary.py enforces it.
+tests/house/test_renderer_boundary.py enforces it.
 """

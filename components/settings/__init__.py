@@ -5,7 +5,7 @@ JSON text, `"aws:region"` -> `"us-west-1"`). `load_settings` turns that map into
 `StackSettings` or raises `SettingsError`, which lists every offending key path with what is
 allowed. Nothing here imports Pulumi: the synth, the program and the tests share it.
 
-One concern per module (tests/test_settings_package.py holds that these modules import only each other and the
+One concern per module (tests/house/test_settings_package.py holds that these modules import only each other and the
 fact modules, never a component or a renderer), from the bottom up:
 
 - `fields.py`: field types (each check's docstring says what is allowed) and the base models
@@ -21,7 +21,7 @@ fact modules, never a component or a renderer), from the bottom up:
   `StackSettings`, then the checks across sections; `errors.py`: `SettingsError` and its wording, from the models'
   JSON schema
 
-Callers import from `components.settings`: every name a caller uses is re-exported here (tests/test_settings_package.py).
+Callers import from `components.settings`: every name a caller uses is re-exported here (tests/house/test_settings_package.py).
 """
 
 from components.settings.cluster import (

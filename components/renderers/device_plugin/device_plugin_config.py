@@ -21,7 +21,7 @@ Two deliberate differences from the plugin:
   here it is an error.
 
 `GpuSharingSettings` already rejects every value that would break one of these rules (see
-tests/test_device_plugin_config.py, which checks that for every settings value), so stack
+tests/device_plugin/test_device_plugin_config.py, which checks that for every settings value), so stack
 configuration fails at settings time with a key path, never as a crash-looping DaemonSet.
 """
 

@@ -1,6 +1,6 @@
 """The notebook Pod a lab's hub spawns, as kubespawner 7.0.0 builds it (`KubeSpawner.get_pod_manifest` ->
 `objects.make_pod`) from the traits the chart's `jupyterhub/files/hub/jupyterhub_config.py` @ 4.4.0 sets from
-`hub_values.chart_values`; tests/test_hub.py proves the two equal by running kubespawner itself. Left out: the
+`hub_values.chart_values`; tests/hub/test_hub.py proves the two equal by running kubespawner itself. Left out: the
 per-user variables the hub adds at spawn time (`JUPYTERHUB_*`, among them the user's API token, and the hub
 process's `env_keep`). The synth writes one per lab and profile (manifests/pod-<lab>-notebook-<profile>.yaml).
 

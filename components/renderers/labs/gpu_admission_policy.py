@@ -99,7 +99,7 @@ def _requests_whole_gpu() -> str:
     The policy sees the quantity as `Quantity.String()`, which is `"0"` for every zero whatever was
     written (`0`, `0.0`, `"0m"`, `"0Ki"`, `"0e3"`: `CanonicalizeBytes` in
     `staging/src/k8s.io/apimachinery/pkg/api/resource/quantity.go`), so a string comparison is exact and
-    needs no `quantity()` library (which the offline CEL engine lacks; tests/apiserver_model.py).
+    needs no `quantity()` library (which the offline CEL engine lacks; tests/support/apiserver_model.py).
     """
     limits = "c.resources.limits"
     return f"has(c.resources) && has({limits}) && '{GPU_RESOURCE}' in {limits} && {limits}['{GPU_RESOURCE}'] != '0'"

@@ -1,0 +1,1 @@
+"""Tests of cluster access entries."""

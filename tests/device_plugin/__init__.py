@@ -1,0 +1,1 @@
+"""Tests of the NVIDIA device plugin and the GPU sharing kinds."""

@@ -1,0 +1,1 @@
+"""Tests of the upstream facts (components/facts/)."""

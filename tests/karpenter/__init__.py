@@ -1,0 +1,1 @@
+"""Tests of Karpenter: its pools, IAM, packing, warm headroom and the component."""

@@ -1,0 +1,1 @@
+"""Tests of the learning labs: RBAC, quota, the GPU admission guard, the demo, the egress fence."""

@@ -1,0 +1,1 @@
+"""Tests of GPU health and utilisation: DCGM, alarms, dashboard, node repair."""

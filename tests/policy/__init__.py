@@ -1,0 +1,1 @@
+"""Tests of the policy pack and the security linters over the plans."""

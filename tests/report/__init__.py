@@ -1,0 +1,1 @@
+"""Tests of the weekly cost report and forecast."""

@@ -1,0 +1,1 @@
+"""Tests of the settings models and their rules (components/settings/)."""
