@@ -387,3 +387,35 @@ def test_the_check_sees_a_type_only_circle(tmp_path: Path, monkeypatch: pytest.M
         (root / name).write_text(text, encoding="utf-8")
     monkeypatch.setattr(sys.modules[__name__], "PROJECT_DIR", root)
     assert import_circles(sorted(root.rglob("*.py"))) == [["pkg.a", "pkg.b"]]
+
+
+# --- the summary reads the resolved model, not the components ----------------------------------------------------
+
+
+def reached_modules(path: Path, seen: set[Path] | None = None) -> set[str]:
+    """Every project module `path` reaches through its imports, itself excluded."""
+    seen = seen if seen is not None else {path}
+    found: set[str] = set()
+    for module in imported_modules(path):
+        target = _module_path(module)
+        if target is not None and target not in seen:
+            seen.add(target)
+            found.add(module_name(target))
+            found |= reached_modules(target, seen)
+    return found
+
+
+def test_the_summary_reaches_no_component_resource_module() -> None:
+    """The synth summary prints what the resolved model and the plan say; a ComponentResource module behind it would
+    mean a fact is worked out where resources are made. (It reaches one resource helper, the runtime glue that hands
+    the synth's validated settings to the program run: `offline/runner.py`.)"""
+    summary = PROJECT_DIR / "offline" / "summary.py"
+    reached = reached_modules(summary)
+    assert sorted(m for m in reached if layer_of(m) == LAYERS.index("component resources")) == []
+    helpers = sorted(m for m in reached if layer_of(m) == LAYERS.index("resource helpers"))
+    assert helpers == ["components.resources.runtime_settings"]
+
+
+def test_the_reach_check_sees_a_component_behind_a_helper() -> None:
+    assert "components.cluster" in reached_modules(PROJECT_DIR / "__main__.py")
+    assert "components.settings.resolved" in reached_modules(PROJECT_DIR / "offline" / "summary.py")
