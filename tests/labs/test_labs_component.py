@@ -72,9 +72,11 @@ def test_kubernetes_children_are_exactly_the_rendered_objects(registrations: lis
     for r in sent:
         assert r.provider is not None and r.provider.startswith(provider.urn + "::")
     # Each lab's members' Role and RoleBinding: one LabMembers child per lab, the binding after the Role.
-    members = [r for r in registrations if r.type == "gpu-platform:labs:LabMembers" and r.parent == labs.urn]
-    assert len(members) == len(settings.labs)
-    for component, lab in zip(members, settings.labs, strict=True):
+    # Matched by name, not by position: the mocks record registrations as their RPCs complete, in any order.
+    members = {r.name: r for r in registrations if r.type == "gpu-platform:labs:LabMembers" and r.parent == labs.urn}
+    assert sorted(members) == sorted(f"{labs.name}-{lab.name}-members" for lab in settings.labs)
+    for lab in settings.labs:
+        component = members[f"{labs.name}-{lab.name}-members"]
         # By kind, not by position: the mocks record registrations as their RPCs complete, in any order.
         rbac = {r.inputs["kind"]: r for r in registrations if r.parent == component.urn}
         expected_rbac = {obj["kind"]: obj for obj in member_rbac(lab)}
