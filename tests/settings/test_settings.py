@@ -1,4 +1,4 @@
-"""Every settings rule has a failing example whose error names the key path and what is allowed."""
+"""Every settings check has a failing example whose error names the key path and what is allowed."""
 
 from __future__ import annotations
 
