@@ -271,7 +271,7 @@ DEVICE_PLUGINS_DIR = "/var/lib/kubelet/device-plugins"
 
 
 # checkov checks each object may skip, with why the workload inherently cannot comply (the checks a skip is
-# allowed for, and why, are listed in tests/test_security_linters.SKIPPABLE_CHECKS). Everything else is fixed.
+# allowed for, and why, are listed in tests/policy/test_security_linters.py, SKIPPABLE_CHECKS). Everything else is fixed.
 PLUGIN_CHECKOV_SKIPS: Mapping[str, str] = {
     "CKV_K8S_8": "no endpoint to probe: the plugin serves gRPC on a kubelet unix socket and exits on fatal errors",
     "CKV_K8S_9": "receives no Service traffic; the kubelet tracks it through device-plugin registration",
