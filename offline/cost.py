@@ -26,8 +26,6 @@ from components.settings import KarpenterPool, StackSettings
 FORECAST_FILE = "cost-forecast.json"
 SVG_FILE = "cost-week.svg"
 HOURS_A_WEEK = 168
-# kube-scheduler's weekly forecast: how the default scheduler scores (EKS default).
-DEFAULT_SCORING: Scoring = "LeastAllocated"
 
 
 @dataclass(frozen=True)

@@ -223,7 +223,7 @@ KUBECTL_IMAGE: Final = (
 )
 # Where the timetable's CronJobs run (Pod Security `restricted`, no GPU toleration).
 TIMETABLE_NAMESPACE: Final = "lab-timetable"
-# --- Learning-lab JupyterHub (components/renderers/hub_*.py) -------------------------------------
+# --- Learning-lab JupyterHub (components/renderers/hub/; the chart's own names: facts/jupyterhub_chart.py) ---
 # zero-to-jupyterhub chart 4.4.0 ships JupyterHub 5.5.0 with jupyterhub-kubespawner 7.0.0
 # (jupyterhub/zero-to-jupyterhub-k8s images/hub/requirements.txt @ 4.4.0).
 JUPYTERHUB_CHART: Final = "jupyterhub"

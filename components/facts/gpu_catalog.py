@@ -101,11 +101,6 @@ def gpu_memory_mib(instance_type: str) -> int:
     return gpu_model(instance_type).memory_mib
 
 
-def gpu_counts_of_family(family: str) -> tuple[int, ...]:
-    """Distinct physical GPU counts across a family's sizes, ascending."""
-    return tuple(sorted({gpus for gpus, _ in _FAMILIES[family][1].values()}))
-
-
 def instance_types_of_family(family: str) -> tuple[str, ...]:
     return tuple(sorted(f"{family}.{size}" for size in _FAMILIES[family][1]))
 

@@ -102,8 +102,3 @@ def hourly(region: str, instance_type: str) -> float:
     if found.usd_per_hour is None:
         raise PriceError(f"{instance_type} is not offered in {region} (source: {SOURCES[found.source]})")
     return found.usd_per_hour
-
-
-def all_entries() -> list[PriceEntry]:
-    """Every (type, region) the table holds, offered or not, sorted."""
-    return [entry(region, t) for t in sorted([*_VANTAGE, *_ESTIMATES]) for region in REGIONS]

@@ -14,7 +14,7 @@ pool), the lead time its buffer is raised by and how long a node must keep a ses
 
 The settings checks (warm headroom, timetables, hubs, the fit model), the NodeOverlays, the device plugin's slots, the warm
 headroom, the quota, the alarms and the synth summary read it; nothing else multiplies GPUs by replicas
-(tests/settings/test_capacity.py).
+(tests/settings/test_resolved.py).
 
 Each pool also has one sharing kind (`slot_kind`) with what one slot gets (`slot`), worked out by
 `components/settings/sharing_kinds.py`. The summary reads its pools' rows and figures here: capacity, warm

@@ -80,10 +80,6 @@ class SlotModel:
     isolation: Isolation
 
     @property
-    def memory_capped(self) -> bool:
-        return self.kind != "time-slicing"
-
-    @property
     def per_process_gpu_samples(self) -> bool:
         """Whether DCGM's per-process GPU samples show one slot's use: not under MPS (the server holds the
         context) nor on a g6f guest (vGPU); a reaper must report "unknown" there and never reclaim."""

@@ -1,4 +1,4 @@
-"""EC2 vCPU quota a stack needs at its GPU limits (issue 9, defect 9): the formula on worked examples,
+"""EC2 vCPU quota a stack needs at its GPU limits (`ResolvedStack.quota_needs`): the formula on worked examples,
 the synth summary printing it, and docs/lifecycle.md telling a fresh account how to check quota and offerings.
 """
 
